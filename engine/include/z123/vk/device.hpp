@@ -1,0 +1,91 @@
+// A logical device on one physical device: the compute queue, the memory allocator, the pipeline
+// cache, and submission ordered by one timeline semaphore. Submission and waiting are
+// thread-safe; recordings themselves are used by one thread at a time.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "z123/vk/instance.hpp"
+#include "z123/vk/memory.hpp"
+#include "z123/vk/pipeline.hpp"
+
+namespace z123::vk {
+
+class Recording;
+
+struct DeviceOptions {
+  // Use cooperative-matrix extensions when the device has them. Z123_FORCE_PORTABLE=1 in the
+  // environment turns this off (every kernel then takes its portable path).
+  bool allow_coopmat = true;
+  bool persist_pipeline_cache = true;
+  uint64_t memory_block_bytes = 256ull << 20;
+  // Map device-local memory when it is host-visible (UMA), so uploads skip staging. Tests turn
+  // this off to exercise the staging path on lavapipe, where all memory is host-visible.
+  bool map_device_local = true;
+};
+
+// Features actually enabled on the logical device (subset of DeviceInfo's).
+struct EnabledFeatures {
+  bool shader_float16 = false;
+  bool storage_buffer_16bit = false;
+  bool maintenance4 = false;
+  bool subgroup_size_control = false;
+  bool vulkan_memory_model = false;
+  bool nv_coopmat = false;
+  bool khr_coopmat = false;
+  bool nv_coopmat2 = false;
+};
+
+class Device {
+public:
+  Device(Instance& instance, const DeviceInfo& info, const DeviceOptions& options = {});
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  Instance& instance() const { return instance_; }
+  const DeviceInfo& info() const { return info_; }
+  const EnabledFeatures& features() const { return features_; }
+  VkDevice handle() const { return device_; }
+  VkQueue queue() const { return queue_; }
+  uint32_t queue_family() const { return info_.compute_queue_family; }
+  VkCommandPool command_pool() const { return command_pool_; }
+  std::mutex& pool_mutex() const { return pool_mutex_; }
+  Allocator& allocator() { return *allocator_; }
+  PipelineCache& pipelines() { return *pipelines_; }
+
+  // Submit a finished recording; returns the timeline value that marks its completion. If the
+  // same recording is still running from an earlier submit, waits for that first.
+  uint64_t submit(Recording& recording);
+  // Blocks until the timeline reaches value; throws on device loss or after timeout_ms.
+  void wait(uint64_t value, uint64_t timeout_ms = 600000);
+  bool is_done(uint64_t value) const;
+  void run(Recording& recording) { wait(submit(recording)); }
+  void wait_idle();
+
+  // Host <-> device copies (synchronous). Mapped buffers are written directly; others go through
+  // a staging buffer.
+  void upload(const Buffer& dst, const void* data, VkDeviceSize bytes, VkDeviceSize dst_offset = 0);
+  void download(const Buffer& src, void* data, VkDeviceSize bytes, VkDeviceSize src_offset = 0);
+
+private:
+  Instance& instance_;
+  DeviceInfo info_;
+  EnabledFeatures features_;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  VkCommandPool command_pool_ = VK_NULL_HANDLE;
+  VkSemaphore timeline_ = VK_NULL_HANDLE;
+  uint64_t timeline_value_ = 0;
+  mutable std::mutex queue_mutex_;
+  mutable std::mutex pool_mutex_;
+  std::unique_ptr<Allocator> allocator_;
+  std::unique_ptr<PipelineCache> pipelines_;
+};
+
+} // namespace z123::vk

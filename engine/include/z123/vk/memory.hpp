@@ -1,0 +1,112 @@
+// Device memory: a suballocator that carves buffers out of large VkDeviceMemory blocks.
+// Each Buffer is its own VkBuffer bound inside a block, so a descriptor always covers exactly one
+// tensor, and no buffer can exceed maxStorageBufferRange (checked with a clear error) or
+// maxMemoryAllocationSize. Peak usage is tracked for the memory reports.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace z123::vk {
+
+struct DeviceInfo;
+
+enum class MemoryUsage {
+  DeviceLocal, // tensors and weights; mapped too when the device shares host memory (iGPU, CPU)
+  Upload,      // host -> device staging (host-visible, coherent)
+  Download,    // device -> host staging (host-visible, cached when possible)
+};
+
+struct MemoryStats {
+  uint64_t allocated_bytes = 0;      // VkDeviceMemory currently held (all usages)
+  uint64_t peak_allocated_bytes = 0;
+  uint64_t used_bytes = 0;           // bytes handed out to live buffers
+  uint64_t peak_used_bytes = 0;
+  uint64_t device_local_allocated_bytes = 0;
+  uint64_t peak_device_local_allocated_bytes = 0;
+  uint32_t blocks = 0;
+  uint32_t live_buffers = 0;
+};
+
+class Allocator;
+
+class Buffer {
+public:
+  Buffer() = default;
+  ~Buffer();
+  Buffer(Buffer&& other) noexcept;
+  Buffer& operator=(Buffer&& other) noexcept;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  explicit operator bool() const { return buffer_ != VK_NULL_HANDLE; }
+  VkBuffer handle() const { return buffer_; }
+  VkDeviceSize size() const { return size_; }
+  MemoryUsage usage() const { return usage_; }
+  // Host pointer when the memory is host-visible, else nullptr.
+  void* mapped() const { return mapped_; }
+  const std::string& name() const { return name_; }
+  void reset();
+
+private:
+  friend class Allocator;
+  Allocator* owner_ = nullptr;
+  VkBuffer buffer_ = VK_NULL_HANDLE;
+  VkDeviceSize size_ = 0;
+  MemoryUsage usage_ = MemoryUsage::DeviceLocal;
+  void* mapped_ = nullptr;
+  void* block_ = nullptr; // Allocator::Block*
+  VkDeviceSize offset_ = 0, reserved_ = 0;
+  std::string name_;
+};
+
+class Allocator {
+public:
+  // block_bytes: size of the shared blocks (clamped to maxMemoryAllocationSize); requests over
+  // half a block get a dedicated allocation.
+  Allocator(VkDevice device, VkPhysicalDevice physical, const DeviceInfo& info,
+            uint64_t block_bytes = 256ull << 20, bool map_device_local = true);
+  ~Allocator();
+  Allocator(const Allocator&) = delete;
+  Allocator& operator=(const Allocator&) = delete;
+
+  // name is used in error messages and reports ("unet.down_blocks.0...").
+  Buffer create_buffer(VkDeviceSize bytes, MemoryUsage usage, const std::string& name);
+  MemoryStats stats() const;
+  void reset_peaks();
+  uint64_t block_bytes() const { return block_bytes_; }
+  uint64_t max_buffer_bytes() const { return max_storage_range_; }
+
+private:
+  friend class Buffer;
+  struct Block {
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    uint64_t size = 0;
+    uint32_t type_index = 0;
+    void* mapped = nullptr;
+    bool dedicated = false;
+    bool want_map = false; // host access requested (staging, or mapped device-local)
+    std::map<uint64_t, uint64_t> free_ranges; // offset -> size, coalesced
+  };
+  uint32_t pick_memory_type(uint32_t type_bits, MemoryUsage usage) const;
+  Block* new_block(uint64_t size, uint32_t type_index, bool dedicated, bool map, const std::string& why);
+  void release(Buffer& buffer) noexcept;
+
+  VkDevice device_;
+  VkPhysicalDeviceMemoryProperties props_{};
+  uint64_t block_bytes_;
+  bool map_device_local_;
+  uint64_t max_allocation_;
+  uint64_t max_storage_range_;
+  mutable std::mutex mutex_;
+  std::vector<std::unique_ptr<Block>> blocks_;
+  MemoryStats stats_;
+};
+
+} // namespace z123::vk

@@ -1,0 +1,78 @@
+// A recorded command buffer of compute dispatches, copies and timestamps. Barriers are inserted
+// automatically: a dispatch that reads or writes a buffer written since the last barrier, or
+// writes one read since then, gets a barrier first; independent dispatches stay unordered.
+// A recording can be submitted many times (record once per shape, replay every step).
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace z123::vk {
+
+class Buffer;
+class Device;
+struct Pipeline;
+
+struct Binding {
+  const Buffer* buffer;
+  bool written; // the kernel writes this binding
+  VkDeviceSize offset = 0;
+  VkDeviceSize range = VK_WHOLE_SIZE;
+};
+
+inline Binding in(const Buffer& b) { return {&b, false}; }
+inline Binding out(const Buffer& b) { return {&b, true}; }
+
+class Recording {
+public:
+  // max_timestamps: capacity of the timestamp query pool (0 = no timestamps).
+  explicit Recording(Device& device, uint32_t max_timestamps = 0);
+  ~Recording();
+  Recording(const Recording&) = delete;
+  Recording& operator=(const Recording&) = delete;
+
+  void dispatch(const Pipeline& pipeline, std::initializer_list<Binding> bindings, const void* push,
+                uint32_t push_bytes, uint32_t groups_x, uint32_t groups_y = 1, uint32_t groups_z = 1);
+  void dispatch(const Pipeline& pipeline, const std::vector<Binding>& bindings, const void* push,
+                uint32_t push_bytes, uint32_t groups_x, uint32_t groups_y = 1, uint32_t groups_z = 1);
+  void copy(const Buffer& src, const Buffer& dst, VkDeviceSize bytes, VkDeviceSize src_offset = 0,
+            VkDeviceSize dst_offset = 0);
+  void fill(const Buffer& dst, uint32_t value, VkDeviceSize offset = 0, VkDeviceSize bytes = VK_WHOLE_SIZE);
+  void barrier();
+  // Writes a GPU timestamp after all previously recorded work; label names the interval that
+  // ends here (see timings()).
+  void timestamp(const std::string& label);
+  // Closes the command buffer; it is then ready to submit (any number of times).
+  void finish();
+  bool finished() const { return finished_; }
+  size_t dispatch_count() const { return dispatches_; }
+
+  // After the submission completed: (label, milliseconds since the previous timestamp).
+  std::vector<std::pair<std::string, double>> timings() const;
+
+  VkCommandBuffer command_buffer() const { return cmd_; }
+  uint64_t last_submit = 0; // timeline value of the last submission (set by Device::submit)
+
+private:
+  void track(const Buffer* buffer, bool written);
+  VkDescriptorSet allocate_set(VkDescriptorSetLayout layout, uint32_t buffers);
+
+  Device& device_;
+  VkCommandBuffer cmd_ = VK_NULL_HANDLE;
+  std::vector<VkDescriptorPool> pools_;
+  uint32_t pool_sets_left_ = 0, pool_buffers_left_ = 0;
+  VkQueryPool queries_ = VK_NULL_HANDLE;
+  uint32_t max_timestamps_ = 0;
+  std::vector<std::string> labels_;
+  std::set<VkBuffer> written_since_barrier_, read_since_barrier_;
+  bool finished_ = false;
+  size_t dispatches_ = 0;
+};
+
+} // namespace z123::vk

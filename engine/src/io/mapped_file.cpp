@@ -1,0 +1,74 @@
+#include "z123/io/mapped_file.hpp"
+
+#include "z123/error.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace z123 {
+
+namespace {
+
+// Closes the descriptor on every exit path; the mapping stays valid after close().
+struct FdGuard {
+  int fd;
+  ~FdGuard() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+std::string os_reason(int err) { return std::strerror(err); }
+
+} // namespace
+
+MappedFile MappedFile::open(const std::filesystem::path& path) {
+  const std::string name = path.string();
+  FdGuard fd{::open(name.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (fd.fd < 0) {
+    const int err = errno;
+    throw io_error(name + ": cannot open: " + os_reason(err));
+  }
+  struct stat st {};
+  if (::fstat(fd.fd, &st) != 0) {
+    const int err = errno;
+    throw io_error(name + ": cannot stat: " + os_reason(err));
+  }
+  if (!S_ISREG(st.st_mode)) throw io_error(name + ": is not a regular file");
+  const auto size = static_cast<std::size_t>(st.st_size);
+  if (size == 0) return MappedFile(); // mmap rejects length 0; an empty span says the same thing
+  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.fd, 0);
+  if (p == MAP_FAILED) {
+    const int err = errno;
+    throw io_error(name + ": cannot map " + std::to_string(size) + " bytes: " + os_reason(err));
+  }
+  return MappedFile(static_cast<const std::byte*>(p), size);
+}
+
+MappedFile::MappedFile(MappedFile&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+
+MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
+  if (this != &other) {
+    reset();
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+MappedFile::~MappedFile() { reset(); }
+
+void MappedFile::reset() noexcept {
+  if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);
+  data_ = nullptr;
+  size_ = 0;
+}
+
+} // namespace z123

@@ -1,0 +1,339 @@
+#include "z123/io/safetensors.hpp"
+
+#include "io/json_util.hpp"
+#include "z123/error.hpp"
+#include "z123/io/half.hpp"
+#include "z123/io/mapped_file.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <limits>
+#include <optional>
+
+static_assert(std::endian::native == std::endian::little,
+              "safetensors data is little-endian; a big-endian host would need byte swapping");
+
+namespace z123 {
+
+using nlohmann::json;
+
+const char* dtype_name(DType dtype) {
+  switch (dtype) {
+  case DType::F32: return "F32";
+  case DType::F16: return "F16";
+  case DType::BF16: return "BF16";
+  }
+  return "?";
+}
+
+std::size_t dtype_size(DType dtype) { return dtype == DType::F32 ? 4 : 2; }
+
+std::string format_shape(std::span<const std::int64_t> shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i != 0) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+struct SafetensorsFile::Impl {
+  MappedFile mapping;           // storage when opened from disk
+  std::vector<std::byte> owned; // storage when built from memory
+  std::span<const std::byte> bytes;
+  std::string source;
+  std::uint64_t header_size = 0;
+  std::vector<TensorView> tensors;
+  std::map<std::string, std::size_t, std::less<>> index;
+  std::map<std::string, std::string> metadata;
+};
+
+namespace {
+
+std::optional<DType> parse_dtype(const std::string& s) {
+  if (s == "F32") return DType::F32;
+  if (s == "F16") return DType::F16;
+  if (s == "BF16") return DType::BF16;
+  return std::nullopt;
+}
+
+// Reads a non-negative JSON integer; `what` names the field in the message.
+std::uint64_t read_uint(const json& v, const std::string& where, const std::string& what) {
+  if (v.is_number_unsigned()) return v.get<std::uint64_t>();
+  if (v.is_number_integer()) {
+    throw format_error(where + ": " + what + " is " + v.dump() + ", expected a non-negative integer");
+  }
+  throw format_error(where + ": " + what + " must be a non-negative integer, found " +
+                     json_util::describe(v));
+}
+
+void parse_metadata(const json& meta, SafetensorsFile::Impl& impl) {
+  if (!meta.is_object()) {
+    throw format_error(impl.source + ": '__metadata__' must be an object of strings, found " +
+                       json_util::describe(meta));
+  }
+  for (const auto& [key, value] : meta.items()) {
+    if (!value.is_string()) {
+      throw format_error(impl.source + ": '__metadata__' key '" + key +
+                         "': expected string value, found " + json_util::describe(value));
+    }
+    impl.metadata.emplace(key, value.get<std::string>());
+  }
+}
+
+TensorView parse_entry(const std::string& name, const json& entry, std::uint64_t data_size,
+                       const std::string& source) {
+  const std::string where = source + ": tensor '" + name + "'";
+  if (!entry.is_object()) {
+    throw format_error(where + ": entry must be an object, found " + json_util::describe(entry));
+  }
+  TensorView t;
+  t.name = name;
+
+  auto dtype_it = entry.find("dtype");
+  if (dtype_it == entry.end()) throw format_error(where + ": missing 'dtype'");
+  if (!dtype_it->is_string()) {
+    throw format_error(where + ": 'dtype' must be a string, found " + json_util::describe(*dtype_it));
+  }
+  const std::string dtype_str = dtype_it->get<std::string>();
+  const std::optional<DType> dtype = parse_dtype(dtype_str);
+  if (!dtype) {
+    throw unsupported(where + " has dtype '" + dtype_str +
+                      "', which is not supported (expected F32, F16 or BF16)");
+  }
+  t.dtype = *dtype;
+
+  auto shape_it = entry.find("shape");
+  if (shape_it == entry.end()) throw format_error(where + ": missing 'shape'");
+  if (!shape_it->is_array()) {
+    throw format_error(where + ": 'shape' must be a list of integers, found " +
+                       json_util::describe(*shape_it));
+  }
+  std::uint64_t numel = 1;
+  for (std::size_t i = 0; i < shape_it->size(); ++i) {
+    const std::string what = "shape[" + std::to_string(i) + "]";
+    const std::uint64_t dim = read_uint((*shape_it)[i], where, what);
+    if (dim > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      throw format_error(where + ": " + what + " = " + std::to_string(dim) + " is too large");
+    }
+    if (__builtin_mul_overflow(numel, dim, &numel)) {
+      throw format_error(where + ": element count of shape " + shape_it->dump() +
+                         " overflows 64 bits");
+    }
+    t.shape.push_back(static_cast<std::int64_t>(dim));
+  }
+  t.numel = numel;
+  std::uint64_t byte_len = 0;
+  if (__builtin_mul_overflow(numel, static_cast<std::uint64_t>(dtype_size(t.dtype)), &byte_len)) {
+    throw format_error(where + ": byte size of shape " + format_shape(t.shape) + " overflows 64 bits");
+  }
+
+  auto off_it = entry.find("data_offsets");
+  if (off_it == entry.end()) throw format_error(where + ": missing 'data_offsets'");
+  if (!off_it->is_array() || off_it->size() != 2) {
+    throw format_error(where + ": 'data_offsets' must be [begin, end], found " +
+                       json_util::describe(*off_it));
+  }
+  const std::uint64_t begin = read_uint((*off_it)[0], where, "data_offsets[0]");
+  const std::uint64_t end = read_uint((*off_it)[1], where, "data_offsets[1]");
+  if (begin > end) {
+    throw format_error(where + ": data_offsets begin " + std::to_string(begin) + " > end " +
+                       std::to_string(end));
+  }
+  if (end > data_size) {
+    throw format_error(where + ": data_offsets end " + std::to_string(end) +
+                       " is past the end of the data area (" + std::to_string(data_size) +
+                       " bytes; file truncated?)");
+  }
+  if (end - begin != byte_len) {
+    throw format_error(where + ": data_offsets span " + std::to_string(end - begin) +
+                       " bytes but shape " + format_shape(t.shape) + " x " +
+                       dtype_name(t.dtype) + " needs " + std::to_string(byte_len) + " bytes");
+  }
+  t.data_begin = begin;
+  return t;
+}
+
+// Two tensors sharing bytes would alias silently; reject it like the reference implementation.
+void check_no_overlap(const std::vector<TensorView>& sorted, const std::string& source) {
+  const TensorView* furthest = nullptr; // tensor whose range ends last so far
+  for (const TensorView& t : sorted) {
+    if (t.bytes.empty()) continue;
+    if (furthest != nullptr) {
+      const std::uint64_t furthest_end = furthest->data_begin + furthest->bytes.size();
+      if (t.data_begin < furthest_end) {
+        throw format_error(source + ": tensors '" + furthest->name + "' [" +
+                           std::to_string(furthest->data_begin) + ", " +
+                           std::to_string(furthest_end) + ") and '" + t.name + "' [" +
+                           std::to_string(t.data_begin) + ", " +
+                           std::to_string(t.data_begin + t.bytes.size()) +
+                           ") overlap in the data area");
+      }
+    }
+    if (furthest == nullptr || t.data_begin + t.bytes.size() > furthest->data_begin + furthest->bytes.size()) {
+      furthest = &t;
+    }
+  }
+}
+
+void parse_file(SafetensorsFile::Impl& impl) {
+  const std::span<const std::byte> bytes = impl.bytes;
+  const std::uint64_t size = bytes.size();
+  if (size < 8) {
+    throw format_error(impl.source + ": file is " + std::to_string(size) +
+                       " bytes, too short for the 8-byte safetensors header length");
+  }
+  std::uint64_t n = 0;
+  std::memcpy(&n, bytes.data(), 8);
+  if (n > kMaxSafetensorsHeaderBytes) {
+    throw format_error(impl.source + ": header length " + std::to_string(n) +
+                       " bytes exceeds the limit of " + std::to_string(kMaxSafetensorsHeaderBytes) +
+                       " bytes (corrupt file or not safetensors)");
+  }
+  if (n > size - 8) {
+    throw format_error(impl.source + ": header length " + std::to_string(n) +
+                       " bytes runs past the end of the file (" + std::to_string(size) +
+                       " bytes, so at most " + std::to_string(size - 8) + " bytes of header)");
+  }
+  impl.header_size = n;
+  const std::uint64_t data_size = size - 8 - n;
+  const std::string_view text(reinterpret_cast<const char*>(bytes.data() + 8), n);
+  const json header = json_util::parse(text, impl.source + " (safetensors header)");
+  if (!header.is_object()) {
+    throw format_error(impl.source + ": safetensors header must be a JSON object, found " +
+                       json_util::describe(header));
+  }
+
+  const std::byte* data = bytes.data() + 8 + n;
+  for (const auto& [name, entry] : header.items()) {
+    if (name == "__metadata__") {
+      parse_metadata(entry, impl);
+      continue;
+    }
+    TensorView t = parse_entry(name, entry, data_size, impl.source);
+    t.bytes = std::span<const std::byte>(data + t.data_begin, t.numel * dtype_size(t.dtype));
+    impl.tensors.push_back(std::move(t));
+  }
+  std::sort(impl.tensors.begin(), impl.tensors.end(), [](const TensorView& a, const TensorView& b) {
+    if (a.data_begin != b.data_begin) return a.data_begin < b.data_begin;
+    return a.name < b.name;
+  });
+  check_no_overlap(impl.tensors, impl.source);
+  for (std::size_t i = 0; i < impl.tensors.size(); ++i) impl.index.emplace(impl.tensors[i].name, i);
+}
+
+void check_out_size(const TensorView& t, std::size_t out_size) {
+  if (out_size != t.numel) {
+    throw invalid_argument("tensor '" + t.name + "': output buffer has " + std::to_string(out_size) +
+                           " elements, the tensor has " + std::to_string(t.numel));
+  }
+}
+
+// Element i of a 16-bit tensor; memcpy because data offsets need not be aligned.
+std::uint16_t load_u16(const std::byte* p, std::size_t i) {
+  std::uint16_t v;
+  std::memcpy(&v, p + 2 * i, 2);
+  return v;
+}
+
+} // namespace
+
+SafetensorsFile::SafetensorsFile(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+SafetensorsFile::SafetensorsFile(SafetensorsFile&&) noexcept = default;
+SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&&) noexcept = default;
+SafetensorsFile::~SafetensorsFile() = default;
+
+SafetensorsFile SafetensorsFile::open(const std::filesystem::path& path) {
+  auto impl = std::make_unique<Impl>();
+  impl->source = path.string();
+  impl->mapping = MappedFile::open(path);
+  impl->bytes = impl->mapping.bytes();
+  parse_file(*impl);
+  return SafetensorsFile(std::move(impl));
+}
+
+SafetensorsFile SafetensorsFile::from_bytes(std::vector<std::byte> bytes, std::string source) {
+  auto impl = std::make_unique<Impl>();
+  impl->source = std::move(source);
+  impl->owned = std::move(bytes);
+  impl->bytes = impl->owned;
+  parse_file(*impl);
+  return SafetensorsFile(std::move(impl));
+}
+
+const std::string& SafetensorsFile::source() const noexcept { return impl_->source; }
+std::uint64_t SafetensorsFile::file_size() const noexcept { return impl_->bytes.size(); }
+std::uint64_t SafetensorsFile::header_size() const noexcept { return impl_->header_size; }
+std::uint64_t SafetensorsFile::data_size() const noexcept {
+  return impl_->bytes.size() - 8 - impl_->header_size;
+}
+const std::vector<TensorView>& SafetensorsFile::tensors() const noexcept { return impl_->tensors; }
+const std::map<std::string, std::string>& SafetensorsFile::metadata() const noexcept {
+  return impl_->metadata;
+}
+
+const TensorView* SafetensorsFile::find(std::string_view name) const noexcept {
+  auto it = impl_->index.find(name);
+  return it == impl_->index.end() ? nullptr : &impl_->tensors[it->second];
+}
+
+const TensorView& SafetensorsFile::at(std::string_view name) const {
+  const TensorView* t = find(name);
+  if (t == nullptr) {
+    throw model_error(impl_->source + ": tensor '" + std::string(name) + "' not found");
+  }
+  return *t;
+}
+
+void convert_to_f32(const TensorView& tensor, std::span<float> out) {
+  check_out_size(tensor, out.size());
+  const std::byte* p = tensor.bytes.data();
+  switch (tensor.dtype) {
+  case DType::F32:
+    if (!out.empty()) std::memcpy(out.data(), p, out.size() * sizeof(float));
+    return;
+  case DType::F16:
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = f16_bits_to_f32(load_u16(p, i));
+    return;
+  case DType::BF16:
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = bf16_bits_to_f32(load_u16(p, i));
+    return;
+  }
+}
+
+void convert_to_f16(const TensorView& tensor, std::span<std::uint16_t> out) {
+  check_out_size(tensor, out.size());
+  const std::byte* p = tensor.bytes.data();
+  switch (tensor.dtype) {
+  case DType::F32:
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      float f;
+      std::memcpy(&f, p + 4 * i, 4);
+      out[i] = f32_to_f16_bits(f);
+    }
+    return;
+  case DType::F16:
+    if (!out.empty()) std::memcpy(out.data(), p, out.size() * 2);
+    return;
+  case DType::BF16:
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      out[i] = f32_to_f16_bits(bf16_bits_to_f32(load_u16(p, i)));
+    }
+    return;
+  }
+}
+
+std::vector<float> to_f32(const TensorView& tensor) {
+  std::vector<float> out(tensor.numel);
+  convert_to_f32(tensor, out);
+  return out;
+}
+
+std::vector<std::uint16_t> to_f16(const TensorView& tensor) {
+  std::vector<std::uint16_t> out(tensor.numel);
+  convert_to_f16(tensor, out);
+  return out;
+}
+
+} // namespace z123

@@ -1,0 +1,231 @@
+#include "z123/vk/device.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "vk/coopmat_compat.hpp"
+#include "z123/vk/recording.hpp"
+#include "z123/vk/vulkan_error.hpp"
+
+namespace z123::vk {
+namespace {
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+} // namespace
+
+Device::Device(Instance& instance, const DeviceInfo& info, const DeviceOptions& options)
+    : instance_(instance), info_(info) {
+  bool coopmat = options.allow_coopmat && !env_flag("Z123_FORCE_PORTABLE");
+  bool core13 = info.api_version >= VK_API_VERSION_1_3;
+
+  std::vector<const char*> exts;
+  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceMaintenance4Features m4{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES};
+  VkPhysicalDeviceSubgroupSizeControlFeatures ssc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV nvcm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR khrcm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR, nullptr, 0, 0};
+  VkPhysicalDeviceCooperativeMatrix2FeaturesNV nvcm2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV, nullptr, 0, 0, 0, 0, 0, 0, 0};
+
+  // Query what the device has for the optional 1.2 features we want.
+  VkPhysicalDeviceVulkan12Features have12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceFeatures2 have{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  have.pNext = &have12;
+  vkGetPhysicalDeviceFeatures2(info.handle, &have);
+  if (!have12.timelineSemaphore)
+    throw Error(ErrorKind::Unsupported, "device '" + info.name + "' lacks timeline semaphores (Vulkan 1.2 core)");
+
+  f11.storageBuffer16BitAccess = info.storage_buffer_16bit;
+  f12.shaderFloat16 = info.shader_float16;
+  f12.timelineSemaphore = VK_TRUE;
+  f12.vulkanMemoryModel = have12.vulkanMemoryModel;
+  f12.vulkanMemoryModelDeviceScope = have12.vulkanMemoryModelDeviceScope;
+  f12.shaderSubgroupExtendedTypes = have12.shaderSubgroupExtendedTypes;
+  f12.storageBuffer8BitAccess = have12.storageBuffer8BitAccess;
+  f11.pNext = &f12;
+  void** tail = &f12.pNext;
+  if (info.maintenance4) {
+    m4.maintenance4 = VK_TRUE;
+    *tail = &m4;
+    tail = &m4.pNext;
+    if (!core13) exts.push_back(VK_KHR_MAINTENANCE_4_EXTENSION_NAME);
+  }
+  if (info.subgroup_size_control) {
+    ssc.subgroupSizeControl = VK_TRUE;
+    ssc.computeFullSubgroups = VK_TRUE;
+    *tail = &ssc;
+    tail = &ssc.pNext;
+    if (!core13) exts.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+  }
+  if (coopmat && info.nv_coopmat) {
+    nvcm.cooperativeMatrix = VK_TRUE;
+    *tail = &nvcm;
+    tail = &nvcm.pNext;
+    exts.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  }
+  if (coopmat && info.khr_coopmat) {
+    khrcm.cooperativeMatrix = VK_TRUE;
+    *tail = &khrcm;
+    tail = &khrcm.pNext;
+    exts.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  }
+  if (coopmat && info.nv_coopmat2) {
+    nvcm2.cooperativeMatrixWorkgroupScope = VK_TRUE;
+    nvcm2.cooperativeMatrixFlexibleDimensions = VK_TRUE;
+    nvcm2.cooperativeMatrixReductions = VK_TRUE;
+    nvcm2.cooperativeMatrixConversions = VK_TRUE;
+    nvcm2.cooperativeMatrixPerElementOperations = VK_TRUE;
+    nvcm2.cooperativeMatrixTensorAddressing = VK_TRUE;
+    nvcm2.cooperativeMatrixBlockLoads = VK_TRUE;
+    *tail = &nvcm2;
+    tail = &nvcm2.pNext;
+    exts.push_back(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
+  }
+
+  VkPhysicalDeviceFeatures2 feats{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  feats.pNext = &f11;
+  feats.features.shaderInt64 = have.features.shaderInt64;
+  feats.features.shaderInt16 = have.features.shaderInt16;
+
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  qi.queueFamilyIndex = info.compute_queue_family;
+  qi.queueCount = 1;
+  qi.pQueuePriorities = &priority;
+
+  VkDeviceCreateInfo di{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  di.pNext = &feats;
+  di.queueCreateInfoCount = 1;
+  di.pQueueCreateInfos = &qi;
+  di.enabledExtensionCount = static_cast<uint32_t>(exts.size());
+  di.ppEnabledExtensionNames = exts.data();
+  check(vkCreateDevice(info.handle, &di, nullptr, &device_), ("vkCreateDevice on '" + info.name + "'").c_str());
+
+  features_.shader_float16 = f12.shaderFloat16;
+  features_.storage_buffer_16bit = f11.storageBuffer16BitAccess;
+  features_.maintenance4 = m4.maintenance4;
+  features_.subgroup_size_control = ssc.subgroupSizeControl;
+  features_.vulkan_memory_model = f12.vulkanMemoryModel;
+  features_.nv_coopmat = nvcm.cooperativeMatrix;
+  features_.khr_coopmat = khrcm.cooperativeMatrix;
+  features_.nv_coopmat2 = nvcm2.cooperativeMatrixWorkgroupScope;
+  info_.subgroup_size_control = features_.subgroup_size_control;
+
+  try {
+    vkGetDeviceQueue(device_, info.compute_queue_family, 0, &queue_);
+    VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pi.queueFamilyIndex = info.compute_queue_family;
+    check(vkCreateCommandPool(device_, &pi, nullptr, &command_pool_), "vkCreateCommandPool");
+    VkSemaphoreTypeCreateInfo ti{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+    ti.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    ti.initialValue = 0;
+    VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+    si.pNext = &ti;
+    check(vkCreateSemaphore(device_, &si, nullptr, &timeline_), "vkCreateSemaphore (timeline)");
+    allocator_ = std::make_unique<Allocator>(device_, info.handle, info_, options.memory_block_bytes,
+                                             options.map_device_local);
+    pipelines_ = std::make_unique<PipelineCache>(device_, info_, options.persist_pipeline_cache);
+  } catch (...) {
+    pipelines_.reset();
+    allocator_.reset();
+    if (timeline_) vkDestroySemaphore(device_, timeline_, nullptr);
+    if (command_pool_) vkDestroyCommandPool(device_, command_pool_, nullptr);
+    vkDestroyDevice(device_, nullptr);
+    throw;
+  }
+}
+
+Device::~Device() {
+  vkDeviceWaitIdle(device_);
+  pipelines_.reset();
+  allocator_.reset();
+  vkDestroySemaphore(device_, timeline_, nullptr);
+  vkDestroyCommandPool(device_, command_pool_, nullptr);
+  vkDestroyDevice(device_, nullptr);
+}
+
+uint64_t Device::submit(Recording& recording) {
+  if (!recording.finished()) recording.finish();
+  if (recording.last_submit) wait(recording.last_submit);
+  std::lock_guard<std::mutex> lock(queue_mutex_);
+  uint64_t value = ++timeline_value_;
+  VkTimelineSemaphoreSubmitInfo ts{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+  ts.signalSemaphoreValueCount = 1;
+  ts.pSignalSemaphoreValues = &value;
+  VkCommandBuffer cmd = recording.command_buffer();
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.pNext = &ts;
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cmd;
+  si.signalSemaphoreCount = 1;
+  si.pSignalSemaphores = &timeline_;
+  VkResult r = vkQueueSubmit(queue_, 1, &si, VK_NULL_HANDLE);
+  if (r != VK_SUCCESS) {
+    --timeline_value_;
+    throw VulkanError(r, "vkQueueSubmit");
+  }
+  recording.last_submit = value;
+  return value;
+}
+
+void Device::wait(uint64_t value, uint64_t timeout_ms) {
+  VkSemaphoreWaitInfo wi{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+  wi.semaphoreCount = 1;
+  wi.pSemaphores = &timeline_;
+  wi.pValues = &value;
+  VkResult r = vkWaitSemaphores(device_, &wi, timeout_ms * 1000000ull);
+  if (r == VK_TIMEOUT)
+    throw Error(ErrorKind::Vulkan, "GPU work did not finish within " + std::to_string(timeout_ms) + " ms");
+  check(r, "vkWaitSemaphores");
+}
+
+bool Device::is_done(uint64_t value) const {
+  uint64_t current = 0;
+  check(vkGetSemaphoreCounterValue(device_, timeline_, &current), "vkGetSemaphoreCounterValue");
+  return current >= value;
+}
+
+void Device::wait_idle() {
+  std::lock_guard<std::mutex> lock(queue_mutex_);
+  check(vkQueueWaitIdle(queue_), "vkQueueWaitIdle");
+}
+
+void Device::upload(const Buffer& dst, const void* data, VkDeviceSize bytes, VkDeviceSize dst_offset) {
+  if (dst_offset + bytes > dst.size())
+    throw invalid_argument("upload of " + std::to_string(bytes) + " bytes at offset " + std::to_string(dst_offset) +
+                           " overruns buffer '" + dst.name() + "' of " + std::to_string(dst.size()) + " bytes");
+  if (bytes == 0) return;
+  if (dst.mapped()) {
+    std::memcpy(static_cast<char*>(dst.mapped()) + dst_offset, data, bytes);
+    return;
+  }
+  Buffer staging = allocator_->create_buffer(bytes, MemoryUsage::Upload, "staging for '" + dst.name() + "'");
+  std::memcpy(staging.mapped(), data, bytes);
+  Recording rec(*this);
+  rec.copy(staging, dst, bytes, 0, dst_offset);
+  run(rec);
+}
+
+void Device::download(const Buffer& src, void* data, VkDeviceSize bytes, VkDeviceSize src_offset) {
+  if (src_offset + bytes > src.size())
+    throw invalid_argument("download of " + std::to_string(bytes) + " bytes at offset " + std::to_string(src_offset) +
+                           " overruns buffer '" + src.name() + "' of " + std::to_string(src.size()) + " bytes");
+  if (bytes == 0) return;
+  if (src.mapped()) {
+    std::memcpy(data, static_cast<const char*>(src.mapped()) + src_offset, bytes);
+    return;
+  }
+  Buffer staging = allocator_->create_buffer(bytes, MemoryUsage::Download, "staging for '" + src.name() + "'");
+  Recording rec(*this);
+  rec.copy(src, staging, bytes, src_offset, 0);
+  run(rec);
+  std::memcpy(data, staging.mapped(), bytes);
+}
+
+} // namespace z123::vk

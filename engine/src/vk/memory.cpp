@@ -1,0 +1,284 @@
+#include "z123/vk/memory.hpp"
+
+#include <algorithm>
+
+#include "z123/vk/instance.hpp"
+#include "z123/vk/vulkan_error.hpp"
+
+namespace z123::vk {
+namespace {
+
+uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+std::string mib(uint64_t b) {
+  return std::to_string(b >> 20) + "." + std::to_string(((b & ((1u << 20) - 1)) * 10) >> 20) + " MiB";
+}
+
+const char* usage_name(MemoryUsage u) {
+  switch (u) {
+  case MemoryUsage::DeviceLocal: return "device-local";
+  case MemoryUsage::Upload: return "upload";
+  case MemoryUsage::Download: return "download";
+  }
+  return "?";
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------------
+Buffer::~Buffer() { reset(); }
+
+Buffer::Buffer(Buffer&& o) noexcept { *this = std::move(o); }
+
+Buffer& Buffer::operator=(Buffer&& o) noexcept {
+  if (this != &o) {
+    reset();
+    owner_ = o.owner_;
+    buffer_ = o.buffer_;
+    size_ = o.size_;
+    usage_ = o.usage_;
+    mapped_ = o.mapped_;
+    block_ = o.block_;
+    offset_ = o.offset_;
+    reserved_ = o.reserved_;
+    name_ = std::move(o.name_);
+    o.owner_ = nullptr;
+    o.buffer_ = VK_NULL_HANDLE;
+    o.mapped_ = nullptr;
+    o.block_ = nullptr;
+    o.size_ = 0;
+  }
+  return *this;
+}
+
+void Buffer::reset() {
+  if (owner_) owner_->release(*this);
+  owner_ = nullptr;
+  buffer_ = VK_NULL_HANDLE;
+  mapped_ = nullptr;
+  block_ = nullptr;
+  size_ = 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+Allocator::Allocator(VkDevice device, VkPhysicalDevice physical, const DeviceInfo& info, uint64_t block_bytes,
+                     bool map_device_local)
+    : device_(device),
+      map_device_local_(map_device_local),
+      max_allocation_(info.max_memory_allocation_size ? info.max_memory_allocation_size : (1ull << 30)),
+      max_storage_range_(info.max_storage_buffer_range) {
+  vkGetPhysicalDeviceMemoryProperties(physical, &props_);
+  block_bytes_ = std::min(block_bytes, max_allocation_);
+}
+
+Allocator::~Allocator() {
+  for (auto& b : blocks_) {
+    if (b->mapped) vkUnmapMemory(device_, b->memory);
+    vkFreeMemory(device_, b->memory, nullptr);
+  }
+}
+
+uint32_t Allocator::pick_memory_type(uint32_t type_bits, MemoryUsage usage) const {
+  // Score each allowed type; the highest wins. Device-local memory that is also host-visible
+  // (UMA devices, resizable BAR) is welcome for tensors: it lets uploads skip staging.
+  int best = -1, best_score = -1;
+  for (uint32_t i = 0; i < props_.memoryTypeCount; ++i) {
+    if (!(type_bits & (1u << i))) continue;
+    VkMemoryPropertyFlags f = props_.memoryTypes[i].propertyFlags;
+    bool local = f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+    bool visible = f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+    bool coherent = f & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    bool cached = f & VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+    int score = -1;
+    switch (usage) {
+    case MemoryUsage::DeviceLocal:
+      if (local) score = 10 + (visible && coherent ? 1 : 0);
+      else score = 1; // fallback: any memory works, just slower
+      break;
+    case MemoryUsage::Upload:
+      if (visible && coherent) score = 10 + (local ? 0 : 1);
+      break;
+    case MemoryUsage::Download:
+      if (visible && coherent) score = 10 + (cached ? 2 : 0) + (local ? 0 : 1);
+      break;
+    }
+    if (score > best_score) {
+      best_score = score;
+      best = static_cast<int>(i);
+    }
+  }
+  if (best < 0)
+    throw Error(ErrorKind::Unsupported,
+                std::string("no Vulkan memory type suits ") + usage_name(usage) + " buffers");
+  return static_cast<uint32_t>(best);
+}
+
+Allocator::Block* Allocator::new_block(uint64_t size, uint32_t type_index, bool dedicated, bool map,
+                                      const std::string& why) {
+  VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  ai.allocationSize = size;
+  ai.memoryTypeIndex = type_index;
+  VkDeviceMemory mem = VK_NULL_HANDLE;
+  VkResult r = vkAllocateMemory(device_, &ai, nullptr, &mem);
+  if (r != VK_SUCCESS)
+    throw Error(ErrorKind::OutOfMemory,
+                "allocating " + mib(size) + " of device memory for " + why + " failed (" + result_name(r) +
+                    "); already held: " + mib(stats_.allocated_bytes) + " in " + std::to_string(stats_.blocks) +
+                    " blocks");
+  auto b = std::make_unique<Block>();
+  b->memory = mem;
+  b->size = size;
+  b->type_index = type_index;
+  b->dedicated = dedicated;
+  b->want_map = map;
+  b->free_ranges[0] = size;
+  // Only coherent memory is mapped: the engine never flushes or invalidates by hand.
+  VkMemoryPropertyFlags host_flags = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  if (map && (props_.memoryTypes[type_index].propertyFlags & host_flags) == host_flags) {
+    r = vkMapMemory(device_, mem, 0, VK_WHOLE_SIZE, 0, &b->mapped);
+    if (r != VK_SUCCESS) {
+      vkFreeMemory(device_, mem, nullptr);
+      throw VulkanError(r, "vkMapMemory for " + why);
+    }
+  }
+  bool local = props_.memoryTypes[type_index].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+  stats_.allocated_bytes += size;
+  stats_.peak_allocated_bytes = std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);
+  if (local) {
+    stats_.device_local_allocated_bytes += size;
+    stats_.peak_device_local_allocated_bytes =
+        std::max(stats_.peak_device_local_allocated_bytes, stats_.device_local_allocated_bytes);
+  }
+  stats_.blocks++;
+  blocks_.push_back(std::move(b));
+  return blocks_.back().get();
+}
+
+Buffer Allocator::create_buffer(VkDeviceSize bytes, MemoryUsage usage, const std::string& name) {
+  if (bytes == 0) throw invalid_argument("buffer '" + name + "': size 0 requested");
+  bool storage = usage == MemoryUsage::DeviceLocal;
+  if (storage && bytes > max_storage_range_)
+    throw Error(ErrorKind::Unsupported,
+                "buffer '" + name + "' needs " + std::to_string(bytes) + " bytes, over this device's " +
+                    "maxStorageBufferRange of " + std::to_string(max_storage_range_) +
+                    " bytes; split the tensor or use a device with a larger limit");
+  if (bytes > max_allocation_)
+    throw Error(ErrorKind::OutOfMemory, "buffer '" + name + "' needs " + std::to_string(bytes) +
+                                            " bytes, over maxMemoryAllocationSize " +
+                                            std::to_string(max_allocation_));
+
+  VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bi.size = bytes;
+  bi.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+             (storage ? VK_BUFFER_USAGE_STORAGE_BUFFER_BIT : 0);
+  bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  VkBuffer vb = VK_NULL_HANDLE;
+  check(vkCreateBuffer(device_, &bi, nullptr, &vb), ("vkCreateBuffer for '" + name + "'").c_str());
+  VkMemoryRequirements req{};
+  vkGetBufferMemoryRequirements(device_, vb, &req);
+
+  std::lock_guard<std::mutex> lock(mutex_);
+  try {
+    uint32_t type = pick_memory_type(req.memoryTypeBits, usage);
+    uint64_t size = align_up(req.size, 256); // keep neighbouring buffers apart
+    bool map = usage != MemoryUsage::DeviceLocal || map_device_local_;
+    Block* block = nullptr;
+    uint64_t offset = 0;
+    if (size > block_bytes_ / 2) {
+      block = new_block(size, type, true, map, "'" + name + "'");
+      offset = 0;
+      block->free_ranges.clear();
+    } else {
+      for (auto& b : blocks_) {
+        if (b->dedicated || b->type_index != type || b->want_map != map) continue;
+        for (auto it = b->free_ranges.begin(); it != b->free_ranges.end(); ++it) {
+          uint64_t start = align_up(it->first, req.alignment);
+          uint64_t end = it->first + it->second;
+          if (start + size <= end) {
+            uint64_t range_start = it->first;
+            b->free_ranges.erase(it);
+            if (start > range_start) b->free_ranges[range_start] = start - range_start;
+            if (start + size < end) b->free_ranges[start + size] = end - (start + size);
+            block = b.get();
+            offset = start;
+            break;
+          }
+        }
+        if (block) break;
+      }
+      if (!block) {
+        block = new_block(block_bytes_, type, false, map, "'" + name + "'");
+        block->free_ranges.clear();
+        if (size < block_bytes_) block->free_ranges[size] = block_bytes_ - size;
+        offset = 0;
+      }
+    }
+    check(vkBindBufferMemory(device_, vb, block->memory, offset), ("vkBindBufferMemory for '" + name + "'").c_str());
+    Buffer buf;
+    buf.owner_ = this;
+    buf.buffer_ = vb;
+    buf.size_ = bytes;
+    buf.usage_ = usage;
+    buf.mapped_ = block->mapped ? static_cast<char*>(block->mapped) + offset : nullptr;
+    buf.block_ = block;
+    buf.offset_ = offset;
+    buf.reserved_ = size;
+    buf.name_ = name;
+    stats_.used_bytes += size;
+    stats_.peak_used_bytes = std::max(stats_.peak_used_bytes, stats_.used_bytes);
+    stats_.live_buffers++;
+    return buf;
+  } catch (...) {
+    vkDestroyBuffer(device_, vb, nullptr);
+    throw;
+  }
+}
+
+void Allocator::release(Buffer& buf) noexcept {
+  vkDestroyBuffer(device_, buf.buffer_, nullptr);
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto* block = static_cast<Block*>(buf.block_);
+  stats_.used_bytes -= buf.reserved_;
+  stats_.live_buffers--;
+  // Return the range and merge it with free neighbours.
+  uint64_t start = buf.offset_, size = buf.reserved_;
+  auto next = block->free_ranges.lower_bound(start);
+  if (next != block->free_ranges.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + prev->second == start) {
+      start = prev->first;
+      size += prev->second;
+      block->free_ranges.erase(prev);
+    }
+  }
+  next = block->free_ranges.lower_bound(start);
+  if (next != block->free_ranges.end() && start + size == next->first) {
+    size += next->second;
+    block->free_ranges.erase(next);
+  }
+  block->free_ranges[start] = size;
+  // An empty block goes back to the driver so the reported footprint follows real use.
+  if (start == 0 && size == block->size) {
+    bool local = props_.memoryTypes[block->type_index].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+    if (block->mapped) vkUnmapMemory(device_, block->memory);
+    vkFreeMemory(device_, block->memory, nullptr);
+    stats_.allocated_bytes -= block->size;
+    if (local) stats_.device_local_allocated_bytes -= block->size;
+    stats_.blocks--;
+    blocks_.erase(std::find_if(blocks_.begin(), blocks_.end(), [&](auto& b) { return b.get() == block; }));
+  }
+}
+
+MemoryStats Allocator::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+void Allocator::reset_peaks() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  stats_.peak_allocated_bytes = stats_.allocated_bytes;
+  stats_.peak_used_bytes = stats_.used_bytes;
+  stats_.peak_device_local_allocated_bytes = stats_.device_local_allocated_bytes;
+}
+
+} // namespace z123::vk

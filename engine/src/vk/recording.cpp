@@ -1,0 +1,191 @@
+#include "z123/vk/recording.hpp"
+
+#include "z123/vk/device.hpp"
+#include "z123/vk/memory.hpp"
+#include "z123/vk/pipeline.hpp"
+#include "z123/vk/vulkan_error.hpp"
+
+namespace z123::vk {
+namespace {
+
+constexpr uint32_t kSetsPerPool = 256;
+constexpr VkPipelineStageFlags kWorkStages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+
+} // namespace
+
+Recording::Recording(Device& device, uint32_t max_timestamps) : device_(device), max_timestamps_(max_timestamps) {
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = device.command_pool();
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  {
+    std::lock_guard<std::mutex> lock(device.pool_mutex());
+    check(vkAllocateCommandBuffers(device.handle(), &ai, &cmd_), "vkAllocateCommandBuffers");
+  }
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  check(vkBeginCommandBuffer(cmd_, &bi), "vkBeginCommandBuffer");
+  if (max_timestamps_ > 0) {
+    if (!device.info().timestamps)
+      throw Error(ErrorKind::Unsupported, "device '" + device.info().name + "' has no compute timestamps");
+    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = max_timestamps_;
+    check(vkCreateQueryPool(device.handle(), &qi, nullptr, &queries_), "vkCreateQueryPool");
+    vkCmdResetQueryPool(cmd_, queries_, 0, max_timestamps_);
+  }
+}
+
+Recording::~Recording() {
+  // A recording must not be destroyed while the GPU still runs it.
+  if (last_submit) {
+    try {
+      device_.wait(last_submit);
+    } catch (...) {
+    }
+  }
+  for (VkDescriptorPool p : pools_) vkDestroyDescriptorPool(device_.handle(), p, nullptr);
+  if (queries_) vkDestroyQueryPool(device_.handle(), queries_, nullptr);
+  std::lock_guard<std::mutex> lock(device_.pool_mutex());
+  vkFreeCommandBuffers(device_.handle(), device_.command_pool(), 1, &cmd_);
+}
+
+VkDescriptorSet Recording::allocate_set(VkDescriptorSetLayout layout, uint32_t buffers) {
+  if (pools_.empty() || pool_sets_left_ == 0 || pool_buffers_left_ < buffers) {
+    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kSetsPerPool * 8};
+    VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    pi.maxSets = kSetsPerPool;
+    pi.poolSizeCount = 1;
+    pi.pPoolSizes = &size;
+    VkDescriptorPool pool = VK_NULL_HANDLE;
+    check(vkCreateDescriptorPool(device_.handle(), &pi, nullptr, &pool), "vkCreateDescriptorPool");
+    pools_.push_back(pool);
+    pool_sets_left_ = kSetsPerPool;
+    pool_buffers_left_ = kSetsPerPool * 8;
+  }
+  VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  ai.descriptorPool = pools_.back();
+  ai.descriptorSetCount = 1;
+  ai.pSetLayouts = &layout;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  check(vkAllocateDescriptorSets(device_.handle(), &ai, &set), "vkAllocateDescriptorSets");
+  pool_sets_left_--;
+  pool_buffers_left_ -= buffers;
+  return set;
+}
+
+void Recording::barrier() {
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                     VK_ACCESS_TRANSFER_WRITE_BIT;
+  vkCmdPipelineBarrier(cmd_, kWorkStages, kWorkStages, 0, 1, &mb, 0, nullptr, 0, nullptr);
+  written_since_barrier_.clear();
+  read_since_barrier_.clear();
+}
+
+void Recording::track(const Buffer* buffer, bool written) {
+  (written ? written_since_barrier_ : read_since_barrier_).insert(buffer->handle());
+}
+
+void Recording::dispatch(const Pipeline& pipeline, std::initializer_list<Binding> bindings, const void* push,
+                         uint32_t push_bytes, uint32_t gx, uint32_t gy, uint32_t gz) {
+  dispatch(pipeline, std::vector<Binding>(bindings), push, push_bytes, gx, gy, gz);
+}
+
+void Recording::dispatch(const Pipeline& pipeline, const std::vector<Binding>& bindings, const void* push,
+                         uint32_t push_bytes, uint32_t gx, uint32_t gy, uint32_t gz) {
+  if (finished_) throw internal_error("dispatch of '" + pipeline.name + "' into a finished recording");
+  if (bindings.size() != pipeline.num_buffers)
+    throw internal_error("kernel '" + pipeline.name + "' takes " + std::to_string(pipeline.num_buffers) +
+                         " buffers, got " + std::to_string(bindings.size()));
+  if (push_bytes != pipeline.push_constant_bytes)
+    throw internal_error("kernel '" + pipeline.name + "' takes " + std::to_string(pipeline.push_constant_bytes) +
+                         " push-constant bytes, got " + std::to_string(push_bytes));
+  const auto& lim = device_.info().max_workgroup_count;
+  if (gx == 0 || gy == 0 || gz == 0) return; // empty problem: nothing to do
+  if (gx > lim[0] || gy > lim[1] || gz > lim[2])
+    throw internal_error("kernel '" + pipeline.name + "' grid " + std::to_string(gx) + "x" + std::to_string(gy) +
+                         "x" + std::to_string(gz) + " exceeds the device's workgroup-count limits");
+
+  bool hazard = false;
+  for (const Binding& b : bindings) {
+    VkBuffer h = b.buffer->handle();
+    if (written_since_barrier_.count(h) || (b.written && read_since_barrier_.count(h))) hazard = true;
+  }
+  if (hazard) barrier();
+
+  VkDescriptorSet set = allocate_set(pipeline.set_layout, pipeline.num_buffers);
+  std::vector<VkDescriptorBufferInfo> infos(bindings.size());
+  std::vector<VkWriteDescriptorSet> writes(bindings.size());
+  for (size_t i = 0; i < bindings.size(); ++i) {
+    infos[i] = {bindings[i].buffer->handle(), bindings[i].offset, bindings[i].range};
+    writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    writes[i].dstSet = set;
+    writes[i].dstBinding = static_cast<uint32_t>(i);
+    writes[i].descriptorCount = 1;
+    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[i].pBufferInfo = &infos[i];
+  }
+  vkUpdateDescriptorSets(device_.handle(), static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+  vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline);
+  vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout, 0, 1, &set, 0, nullptr);
+  if (push_bytes) vkCmdPushConstants(cmd_, pipeline.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
+  vkCmdDispatch(cmd_, gx, gy, gz);
+  for (const Binding& b : bindings) track(b.buffer, b.written);
+  dispatches_++;
+}
+
+void Recording::copy(const Buffer& src, const Buffer& dst, VkDeviceSize bytes, VkDeviceSize src_offset,
+                     VkDeviceSize dst_offset) {
+  if (src_offset + bytes > src.size() || dst_offset + bytes > dst.size())
+    throw invalid_argument("copy of " + std::to_string(bytes) + " bytes from '" + src.name() + "' to '" +
+                           dst.name() + "' is out of range");
+  if (written_since_barrier_.count(src.handle()) || written_since_barrier_.count(dst.handle()) ||
+      read_since_barrier_.count(dst.handle()))
+    barrier();
+  VkBufferCopy region{src_offset, dst_offset, bytes};
+  vkCmdCopyBuffer(cmd_, src.handle(), dst.handle(), 1, &region);
+  track(&src, false);
+  track(&dst, true);
+}
+
+void Recording::fill(const Buffer& dst, uint32_t value, VkDeviceSize offset, VkDeviceSize bytes) {
+  if (written_since_barrier_.count(dst.handle()) || read_since_barrier_.count(dst.handle())) barrier();
+  vkCmdFillBuffer(cmd_, dst.handle(), offset, bytes, value);
+  track(&dst, true);
+}
+
+void Recording::timestamp(const std::string& label) {
+  if (!queries_) throw internal_error("timestamp '" + label + "' in a recording made without timestamps");
+  if (labels_.size() >= max_timestamps_)
+    throw internal_error("more than " + std::to_string(max_timestamps_) + " timestamps in one recording");
+  vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, static_cast<uint32_t>(labels_.size()));
+  labels_.push_back(label);
+}
+
+void Recording::finish() {
+  if (finished_) return;
+  // Make every write visible to the host (downloads read mapped memory after the wait).
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(cmd_, kWorkStages, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+  check(vkEndCommandBuffer(cmd_), "vkEndCommandBuffer");
+  finished_ = true;
+}
+
+std::vector<std::pair<std::string, double>> Recording::timings() const {
+  std::vector<std::pair<std::string, double>> out;
+  if (labels_.empty()) return out;
+  std::vector<uint64_t> ticks(labels_.size());
+  check(vkGetQueryPoolResults(device_.handle(), queries_, 0, static_cast<uint32_t>(labels_.size()),
+                              ticks.size() * sizeof(uint64_t), ticks.data(), sizeof(uint64_t),
+                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+        "vkGetQueryPoolResults");
+  double period_ms = device_.info().timestamp_period_ns * 1e-6;
+  for (size_t i = 1; i < labels_.size(); ++i)
+    out.emplace_back(labels_[i], static_cast<double>(ticks[i] - ticks[i - 1]) * period_ms);
+  return out;
+}
+
+} // namespace z123::vk

@@ -1,0 +1,143 @@
+// The suballocator and host<->device copies: poisoned round trips through both the mapped and the
+// staging path, many buffers without overlap, alignment, limits and exhaustion errors, stats.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <numeric>
+#include <random>
+
+#include "support/vk_env.hpp"
+#include "z123/error.hpp"
+#include "z123/vk/recording.hpp"
+
+using namespace z123;
+
+namespace {
+
+constexpr uint32_t kPoison = 0xDEADBEEFu;
+
+// A second device on the same physical device, with device-local memory left unmapped so every
+// copy goes through staging buffers (on lavapipe all memory is host-visible).
+vk::Device& staging_device() {
+  static vk::Device dev = [] {
+    vk::DeviceOptions o;
+    o.map_device_local = false;
+    o.persist_pipeline_cache = false;
+    return vk::Device(test::vk_instance(), test::vk_device().info(), o);
+  }();
+  return dev;
+}
+
+void round_trip(vk::Device& dev, size_t words, bool expect_mapped) {
+  uint64_t seed = test::test_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  std::vector<uint32_t> src(words);
+  for (auto& w : src) w = static_cast<uint32_t>(rng());
+  vk::Buffer buf = dev.allocator().create_buffer(words * 4, vk::MemoryUsage::DeviceLocal, "round-trip");
+  EXPECT_EQ(buf.mapped() != nullptr, expect_mapped);
+  // Poison on the device first, so a download that silently did nothing cannot pass.
+  vk::Recording rec(dev);
+  rec.fill(buf, kPoison);
+  dev.run(rec);
+  std::vector<uint32_t> back(words, 0);
+  dev.download(buf, back.data(), words * 4);
+  EXPECT_TRUE(std::all_of(back.begin(), back.end(), [](uint32_t w) { return w == kPoison; }));
+  dev.upload(buf, src.data(), words * 4);
+  std::fill(back.begin(), back.end(), kPoison);
+  dev.download(buf, back.data(), words * 4);
+  EXPECT_EQ(back, src);
+  // Partial copy at an offset leaves the rest alone.
+  std::vector<uint32_t> patch(7, 0x12345678u);
+  dev.upload(buf, patch.data(), patch.size() * 4, 40);
+  dev.download(buf, back.data(), words * 4);
+  for (size_t i = 0; i < words; ++i) EXPECT_EQ(back[i], (i >= 10 && i < 17) ? 0x12345678u : src[i]) << i;
+}
+
+} // namespace
+
+class Memory : public test::VkTest {};
+
+TEST_F(Memory, RoundTripMappedPath) {
+  bool mapped = device().allocator().create_buffer(16, vk::MemoryUsage::DeviceLocal, "probe").mapped() != nullptr;
+  round_trip(device(), 100003, mapped);
+}
+
+TEST_F(Memory, RoundTripStagingPath) { round_trip(staging_device(), 100003, false); }
+
+TEST_F(Memory, ManySmallBuffersDoNotOverlap) {
+  auto& alloc = device().allocator();
+  std::vector<vk::Buffer> bufs;
+  for (int i = 0; i < 200; ++i)
+    bufs.push_back(alloc.create_buffer(4 * (1 + (i * 37) % 301), vk::MemoryUsage::DeviceLocal, "small" + std::to_string(i)));
+  for (size_t i = 0; i < bufs.size(); ++i) {
+    std::vector<uint32_t> v(bufs[i].size() / 4, static_cast<uint32_t>(i));
+    device().upload(bufs[i], v.data(), bufs[i].size());
+  }
+  for (size_t i = 0; i < bufs.size(); ++i) {
+    std::vector<uint32_t> v(bufs[i].size() / 4, kPoison);
+    device().download(bufs[i], v.data(), bufs[i].size());
+    for (uint32_t w : v) ASSERT_EQ(w, i) << "buffer " << i << " was overwritten by a neighbour";
+  }
+}
+
+TEST_F(Memory, FreedRangesAreReusedAndEmptyBlocksReturned) {
+  auto& alloc = device().allocator();
+  auto before = alloc.stats();
+  {
+    std::vector<vk::Buffer> bufs;
+    for (int i = 0; i < 64; ++i) bufs.push_back(alloc.create_buffer(1 << 20, vk::MemoryUsage::DeviceLocal, "mb"));
+    auto mid = alloc.stats();
+    EXPECT_GE(mid.used_bytes - before.used_bytes, 64ull << 20);
+    EXPECT_EQ(mid.live_buffers, before.live_buffers + 64);
+    // Free every other one, then refill: the holes must be reused (no new block needed).
+    for (size_t i = 0; i < bufs.size(); i += 2) bufs[i].reset();
+    uint32_t blocks = alloc.stats().blocks;
+    for (size_t i = 0; i < bufs.size(); i += 2) bufs[i] = alloc.create_buffer(1 << 20, vk::MemoryUsage::DeviceLocal, "again");
+    EXPECT_EQ(alloc.stats().blocks, blocks);
+  }
+  auto after = alloc.stats();
+  EXPECT_EQ(after.used_bytes, before.used_bytes);
+  EXPECT_EQ(after.blocks, before.blocks);
+  EXPECT_GE(after.peak_used_bytes, before.used_bytes + (64ull << 20));
+}
+
+TEST_F(Memory, LargeRequestsGetDedicatedAllocations) {
+  auto& alloc = device().allocator();
+  uint32_t blocks = alloc.stats().blocks;
+  vk::Buffer big = alloc.create_buffer(alloc.block_bytes() / 2 + 4096, vk::MemoryUsage::Upload, "big");
+  EXPECT_EQ(alloc.stats().blocks, blocks + 1);
+  big.reset();
+  EXPECT_EQ(alloc.stats().blocks, blocks);
+}
+
+TEST_F(Memory, BufferOverStorageRangeIsRejectedWithItsName) {
+  auto& alloc = device().allocator();
+  try {
+    alloc.create_buffer(alloc.max_buffer_bytes() + 4, vk::MemoryUsage::DeviceLocal, "vae.decoder.huge");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
+    EXPECT_NE(std::string(e.what()).find("vae.decoder.huge"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("maxStorageBufferRange"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(Memory, ExhaustionIsAnOutOfMemoryError) {
+  auto& alloc = device().allocator();
+  try {
+    alloc.create_buffer(device().info().max_memory_allocation_size + 1, vk::MemoryUsage::Upload, "too-big");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::OutOfMemory);
+    EXPECT_NE(std::string(e.what()).find("maxMemoryAllocationSize"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(alloc.create_buffer(0, vk::MemoryUsage::DeviceLocal, "empty"), Error);
+}
+
+TEST_F(Memory, OutOfRangeCopiesAreRejected) {
+  vk::Buffer b = device().allocator().create_buffer(64, vk::MemoryUsage::DeviceLocal, "small");
+  std::vector<char> data(128);
+  EXPECT_THROW(device().upload(b, data.data(), 65), Error);
+  EXPECT_THROW(device().download(b, data.data(), 8, 60), Error);
+}
