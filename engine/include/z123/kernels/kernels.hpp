@@ -1,0 +1,51 @@
+// Per-device kernel context: which implementation path each operation takes (portable scalar,
+// NV cooperative matrix, KHR cooperative matrix, NV cooperative matrix 2), and pipeline lookup.
+// Operations (matmul.hpp, conv2d.hpp, norm.hpp, attention.hpp, elementwise.hpp) are free
+// functions that record dispatches into a vk::Recording; nothing runs until it is submitted.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "z123/tensor.hpp"
+#include "z123/vk/device.hpp"
+#include "z123/vk/recording.hpp"
+
+namespace z123::kernels {
+
+enum class Path { Portable, NvCoopMat, KhrCoopMat, NvCoopMat2 };
+const char* path_name(Path p);
+
+class Kernels {
+public:
+  // Picks the fastest path the device and this build support. Z123_FORCE_PORTABLE=1 forces the
+  // portable path everywhere (also honoured by vk::Device, which then enables no coopmat
+  // extension); Z123_KERNEL_PATH=portable|nv|khr|nv2 forces one path where it is available.
+  explicit Kernels(vk::Device& device);
+
+  vk::Device& device() const { return device_; }
+  Path matmul_path() const { return matmul_path_; }
+  Path attention_path() const { return attention_path_; }
+  void set_matmul_path(Path p) { matmul_path_ = p; }       // tests pin paths
+  void set_attention_path(Path p) { attention_path_ = p; }
+  bool path_available(Path p) const;
+
+  const vk::Pipeline& pipeline(const std::string& shader, uint32_t buffers, uint32_t push_bytes,
+                               std::vector<uint32_t> spec_constants = {}, uint32_t subgroup_size = 0);
+
+private:
+  vk::Device& device_;
+  Path matmul_path_ = Path::Portable;
+  Path attention_path_ = Path::Portable;
+};
+
+// "name_f16" / "name_f32": the variant naming convention of shaders/variants/*.cmake.
+std::string variant(const std::string& base, DType t);
+inline uint32_t div_up(int64_t a, int64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
+
+// Shape checks shared by the operations: throw InvalidArgument naming the op and tensor.
+void expect_shape(const char* op, const char* what, const Tensor& t, const std::vector<int64_t>& shape);
+void expect_same_dtype(const char* op, const Tensor& a, const Tensor& b);
+
+} // namespace z123::kernels
