@@ -26,6 +26,12 @@ VKAPI_ATTR VkBool32 VKAPI_CALL debug_callback(VkDebugUtilsMessageSeverityFlagBit
                                               void* user) {
   auto* instance = static_cast<Instance*>(user);
   bool is_error = severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+  // Debian 12's validation layer (1.3.239) predates VK_KHR_cooperative_matrix and
+  // VK_NV_cooperative_matrix2, so it flags their feature structs in VkDeviceCreateInfo's pNext
+  // chain as unknown. That is the layer's ignorance, not misuse: keep it as a warning.
+  if (is_error && data && data->pMessageIdName &&
+      std::strcmp(data->pMessageIdName, "VUID-VkDeviceCreateInfo-pNext-pNext") == 0)
+    is_error = false;
   instance->record_validation_message(is_error, data && data->pMessage ? data->pMessage : "");
   return VK_FALSE;
 }
