@@ -13,8 +13,9 @@ using nlohmann::json;
 json parse(std::string_view text, const std::string& source) {
   try {
     return json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
-    // nlohmann's message already says "at line L, column C" / "at byte B"; keep it verbatim.
+  } catch (const json::exception& e) {
+    // parse_error says "at line L, column C"; out_of_range (a number like 1e400) names the
+    // number. Both are malformed input, so both become format errors with the parser's text.
     throw format_error(source + ": invalid JSON: " + e.what());
   }
 }
@@ -59,17 +60,14 @@ Fields::Fields(const json& object, std::string source, std::string path)
     : object_(&object), source_(std::move(source)), path_(std::move(path)) {
   if (!object.is_object()) {
     if (path_.empty()) {
-      throw format_error(source_ + ": expected a JSON object at the top level, found " +
-                         describe(object));
+      throw format_error(source_ + ": expected a JSON object at the top level, found " + describe(object));
     }
-    throw format_error(source_ + ": key '" + path_.substr(0, path_.size() - 1) +
-                       "': expected object, found " + describe(object));
+    throw format_error(source_ + ": key '" + path_.substr(0, path_.size() - 1) + "': expected object, found " +
+                       describe(object));
   }
 }
 
-std::string Fields::where(std::string_view key) const {
-  return source_ + ": key '" + path_ + std::string(key) + "'";
-}
+std::string Fields::where(std::string_view key) const { return source_ + ": key '" + path_ + std::string(key) + "'"; }
 
 const json* Fields::get(std::string_view key) const {
   auto it = object_->find(std::string(key)); // string copy: heterogeneous find needs 3.11
@@ -84,8 +82,7 @@ bool Fields::is_null(std::string_view key) const {
 }
 
 void Fields::type_error(std::string_view key, std::string_view expected, const json& found) const {
-  throw format_error(where(key) + ": expected " + std::string(expected) + ", found " +
-                     describe(found));
+  throw format_error(where(key) + ": expected " + std::string(expected) + ", found " + describe(found));
 }
 
 int Fields::to_int(std::string_view key, const json& v) const {
@@ -209,8 +206,8 @@ std::vector<int> Fields::int_or_list(std::string_view key, int fallback, std::si
   if (v->is_array()) {
     std::vector<int> out = require_int_list(key);
     if (out.size() != count) {
-      throw model_error(where(key) + ": expected " + std::to_string(count) +
-                        " entries (one per block), found " + std::to_string(out.size()));
+      throw model_error(where(key) + ": expected " + std::to_string(count) + " entries (one per block), found " +
+                        std::to_string(out.size()));
     }
     return out;
   }

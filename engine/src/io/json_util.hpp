@@ -44,7 +44,7 @@ public:
   const nlohmann::json* get(std::string_view key) const;
 
   int require_int(std::string_view key) const;
-  int int_or(std::string_view key, int fallback) const; // absent -> fallback, null is an error
+  int int_or(std::string_view key, int fallback) const;        // absent -> fallback, null is an error
   std::optional<int> optional_int(std::string_view key) const; // absent or null -> nullopt
 
   double require_number(std::string_view key) const;
@@ -63,14 +63,12 @@ public:
   // a list of the wrong length is a model_error naming the key and both lengths.
   std::vector<int> int_or_list(std::string_view key, int fallback, std::size_t count) const;
   // Number or list of `count` numbers (image_mean / image_std).
-  std::vector<double> number_or_list(std::string_view key, std::vector<double> fallback,
-                                     std::size_t count) const;
+  std::vector<double> number_or_list(std::string_view key, std::vector<double> fallback, std::size_t count) const;
 
   // Nested object accessor (throws if present but not an object).
   std::optional<Fields> optional_object(std::string_view key) const;
 
-  [[noreturn]] void type_error(std::string_view key, std::string_view expected,
-                               const nlohmann::json& found) const;
+  [[noreturn]] void type_error(std::string_view key, std::string_view expected, const nlohmann::json& found) const;
 
 private:
   int to_int(std::string_view key, const nlohmann::json& v) const;

@@ -2,7 +2,7 @@
 
 #include "io/json_util.hpp"
 #include "z123/error.hpp"
-#include "z123/io/half.hpp"
+#include "z123/half.hpp"
 #include "z123/io/mapped_file.hpp"
 
 #include <algorithm>
@@ -18,16 +18,16 @@ namespace z123 {
 
 using nlohmann::json;
 
-const char* dtype_name(DType dtype) {
+const char* stored_dtype_name(StoredDType dtype) {
   switch (dtype) {
-  case DType::F32: return "F32";
-  case DType::F16: return "F16";
-  case DType::BF16: return "BF16";
+  case StoredDType::F32: return "F32";
+  case StoredDType::F16: return "F16";
+  case StoredDType::BF16: return "BF16";
   }
   return "?";
 }
 
-std::size_t dtype_size(DType dtype) { return dtype == DType::F32 ? 4 : 2; }
+std::size_t stored_dtype_size(StoredDType dtype) { return dtype == StoredDType::F32 ? 4 : 2; }
 
 std::string format_shape(std::span<const std::int64_t> shape) {
   std::string s = "[";
@@ -47,16 +47,42 @@ struct SafetensorsFile::Impl {
   std::vector<TensorView> tensors;
   std::map<std::string, std::size_t, std::less<>> index;
   std::map<std::string, std::string> metadata;
+  std::vector<SkippedTensor> skipped;
 };
 
 namespace {
 
-std::optional<DType> parse_dtype(const std::string& s) {
-  if (s == "F32") return DType::F32;
-  if (s == "F16") return DType::F16;
-  if (s == "BF16") return DType::BF16;
+std::optional<StoredDType> parse_dtype(const std::string& s) {
+  if (s == "F32") return StoredDType::F32;
+  if (s == "F16") return StoredDType::F16;
+  if (s == "BF16") return StoredDType::BF16;
   return std::nullopt;
 }
+
+// Element sizes of the other safetensors dtypes, needed to validate a tensor we skip.
+std::optional<std::size_t> other_dtype_size(const std::string& s) {
+  static const std::pair<const char*, std::size_t> kSizes[] = {{"BOOL", 1},    {"U8", 1},  {"I8", 1},  {"F8_E4M3", 1},
+                                                               {"F8_E5M2", 1}, {"I16", 2}, {"U16", 2}, {"I32", 4},
+                                                               {"U32", 4},     {"I64", 8}, {"U64", 8}, {"F64", 8}};
+  for (const auto& [name, size] : kSizes) {
+    if (s == name) return size;
+  }
+  return std::nullopt;
+}
+
+bool skippable(const std::string& name, const SafetensorsOptions& options) {
+  for (const std::string& suffix : options.skip_non_float_suffixes) {
+    if (name.ends_with(suffix)) return true;
+  }
+  return false;
+}
+
+// A validated header entry; `skipped_dtype` is set for a non-float tensor we leave out.
+struct Entry {
+  TensorView view;
+  std::uint64_t byte_len = 0;
+  std::optional<std::string> skipped_dtype;
+};
 
 // Reads a non-negative JSON integer; `what` names the field in the message.
 std::uint64_t read_uint(const json& v, const std::string& where, const std::string& what) {
@@ -64,8 +90,7 @@ std::uint64_t read_uint(const json& v, const std::string& where, const std::stri
   if (v.is_number_integer()) {
     throw format_error(where + ": " + what + " is " + v.dump() + ", expected a non-negative integer");
   }
-  throw format_error(where + ": " + what + " must be a non-negative integer, found " +
-                     json_util::describe(v));
+  throw format_error(where + ": " + what + " must be a non-negative integer, found " + json_util::describe(v));
 }
 
 void parse_metadata(const json& meta, SafetensorsFile::Impl& impl) {
@@ -75,20 +100,21 @@ void parse_metadata(const json& meta, SafetensorsFile::Impl& impl) {
   }
   for (const auto& [key, value] : meta.items()) {
     if (!value.is_string()) {
-      throw format_error(impl.source + ": '__metadata__' key '" + key +
-                         "': expected string value, found " + json_util::describe(value));
+      throw format_error(impl.source + ": '__metadata__' key '" + key + "': expected string value, found " +
+                         json_util::describe(value));
     }
     impl.metadata.emplace(key, value.get<std::string>());
   }
 }
 
-TensorView parse_entry(const std::string& name, const json& entry, std::uint64_t data_size,
-                       const std::string& source) {
+Entry parse_entry(const std::string& name, const json& entry, std::uint64_t data_size, const std::string& source,
+                  const SafetensorsOptions& options) {
   const std::string where = source + ": tensor '" + name + "'";
   if (!entry.is_object()) {
     throw format_error(where + ": entry must be an object, found " + json_util::describe(entry));
   }
-  TensorView t;
+  Entry e;
+  TensorView& t = e.view;
   t.name = name;
 
   auto dtype_it = entry.find("dtype");
@@ -97,18 +123,21 @@ TensorView parse_entry(const std::string& name, const json& entry, std::uint64_t
     throw format_error(where + ": 'dtype' must be a string, found " + json_util::describe(*dtype_it));
   }
   const std::string dtype_str = dtype_it->get<std::string>();
-  const std::optional<DType> dtype = parse_dtype(dtype_str);
-  if (!dtype) {
-    throw unsupported(where + " has dtype '" + dtype_str +
-                      "', which is not supported (expected F32, F16 or BF16)");
+  std::size_t elem_size = 0;
+  if (const std::optional<StoredDType> dtype = parse_dtype(dtype_str)) {
+    t.dtype = *dtype;
+    elem_size = stored_dtype_size(*dtype);
+  } else if (const auto other = other_dtype_size(dtype_str); other && skippable(name, options)) {
+    e.skipped_dtype = dtype_str;
+    elem_size = *other;
+  } else {
+    throw unsupported(where + " has dtype '" + dtype_str + "', which is not supported (expected F32, F16 or BF16)");
   }
-  t.dtype = *dtype;
 
   auto shape_it = entry.find("shape");
   if (shape_it == entry.end()) throw format_error(where + ": missing 'shape'");
   if (!shape_it->is_array()) {
-    throw format_error(where + ": 'shape' must be a list of integers, found " +
-                       json_util::describe(*shape_it));
+    throw format_error(where + ": 'shape' must be a list of integers, found " + json_util::describe(*shape_it));
   }
   std::uint64_t numel = 1;
   for (std::size_t i = 0; i < shape_it->size(); ++i) {
@@ -118,66 +147,61 @@ TensorView parse_entry(const std::string& name, const json& entry, std::uint64_t
       throw format_error(where + ": " + what + " = " + std::to_string(dim) + " is too large");
     }
     if (__builtin_mul_overflow(numel, dim, &numel)) {
-      throw format_error(where + ": element count of shape " + shape_it->dump() +
-                         " overflows 64 bits");
+      throw format_error(where + ": element count of shape " + shape_it->dump() + " overflows 64 bits");
     }
     t.shape.push_back(static_cast<std::int64_t>(dim));
   }
   t.numel = numel;
   std::uint64_t byte_len = 0;
-  if (__builtin_mul_overflow(numel, static_cast<std::uint64_t>(dtype_size(t.dtype)), &byte_len)) {
+  if (__builtin_mul_overflow(numel, static_cast<std::uint64_t>(elem_size), &byte_len)) {
     throw format_error(where + ": byte size of shape " + format_shape(t.shape) + " overflows 64 bits");
   }
 
   auto off_it = entry.find("data_offsets");
   if (off_it == entry.end()) throw format_error(where + ": missing 'data_offsets'");
   if (!off_it->is_array() || off_it->size() != 2) {
-    throw format_error(where + ": 'data_offsets' must be [begin, end], found " +
-                       json_util::describe(*off_it));
+    throw format_error(where + ": 'data_offsets' must be [begin, end], found " + json_util::describe(*off_it));
   }
   const std::uint64_t begin = read_uint((*off_it)[0], where, "data_offsets[0]");
   const std::uint64_t end = read_uint((*off_it)[1], where, "data_offsets[1]");
   if (begin > end) {
-    throw format_error(where + ": data_offsets begin " + std::to_string(begin) + " > end " +
-                       std::to_string(end));
+    throw format_error(where + ": data_offsets begin " + std::to_string(begin) + " > end " + std::to_string(end));
   }
   if (end > data_size) {
-    throw format_error(where + ": data_offsets end " + std::to_string(end) +
-                       " is past the end of the data area (" + std::to_string(data_size) +
-                       " bytes; file truncated?)");
+    throw format_error(where + ": data_offsets end " + std::to_string(end) + " is past the end of the data area (" +
+                       std::to_string(data_size) + " bytes; file truncated?)");
   }
   if (end - begin != byte_len) {
-    throw format_error(where + ": data_offsets span " + std::to_string(end - begin) +
-                       " bytes but shape " + format_shape(t.shape) + " x " +
-                       dtype_name(t.dtype) + " needs " + std::to_string(byte_len) + " bytes");
+    throw format_error(where + ": data_offsets span " + std::to_string(end - begin) + " bytes but shape " +
+                       format_shape(t.shape) + " x " + dtype_str + " needs " + std::to_string(byte_len) + " bytes");
   }
   t.data_begin = begin;
-  return t;
+  e.byte_len = byte_len;
+  return e;
 }
 
 // Two tensors sharing bytes would alias silently; reject it like the reference implementation.
-void check_no_overlap(const std::vector<TensorView>& sorted, const std::string& source) {
-  const TensorView* furthest = nullptr; // tensor whose range ends last so far
-  for (const TensorView& t : sorted) {
-    if (t.bytes.empty()) continue;
-    if (furthest != nullptr) {
-      const std::uint64_t furthest_end = furthest->data_begin + furthest->bytes.size();
-      if (t.data_begin < furthest_end) {
-        throw format_error(source + ": tensors '" + furthest->name + "' [" +
-                           std::to_string(furthest->data_begin) + ", " +
-                           std::to_string(furthest_end) + ") and '" + t.name + "' [" +
-                           std::to_string(t.data_begin) + ", " +
-                           std::to_string(t.data_begin + t.bytes.size()) +
-                           ") overlap in the data area");
-      }
+// Checks every entry, skipped ones included.
+void check_no_overlap(std::vector<Entry>& entries, const std::string& source) {
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    if (a.view.data_begin != b.view.data_begin) return a.view.data_begin < b.view.data_begin;
+    return a.view.name < b.view.name;
+  });
+  const Entry* furthest = nullptr; // entry whose range ends last so far
+  auto end_of = [](const Entry& e) { return e.view.data_begin + e.byte_len; };
+  for (const Entry& e : entries) {
+    if (e.byte_len == 0) continue;
+    if (furthest != nullptr && e.view.data_begin < end_of(*furthest)) {
+      throw format_error(source + ": tensors '" + furthest->view.name + "' [" +
+                         std::to_string(furthest->view.data_begin) + ", " + std::to_string(end_of(*furthest)) +
+                         ") and '" + e.view.name + "' [" + std::to_string(e.view.data_begin) + ", " +
+                         std::to_string(end_of(e)) + ") overlap in the data area");
     }
-    if (furthest == nullptr || t.data_begin + t.bytes.size() > furthest->data_begin + furthest->bytes.size()) {
-      furthest = &t;
-    }
+    if (furthest == nullptr || end_of(e) > end_of(*furthest)) furthest = &e;
   }
 }
 
-void parse_file(SafetensorsFile::Impl& impl) {
+void parse_file(SafetensorsFile::Impl& impl, const SafetensorsOptions& options) {
   const std::span<const std::byte> bytes = impl.bytes;
   const std::uint64_t size = bytes.size();
   if (size < 8) {
@@ -187,14 +211,12 @@ void parse_file(SafetensorsFile::Impl& impl) {
   std::uint64_t n = 0;
   std::memcpy(&n, bytes.data(), 8);
   if (n > kMaxSafetensorsHeaderBytes) {
-    throw format_error(impl.source + ": header length " + std::to_string(n) +
-                       " bytes exceeds the limit of " + std::to_string(kMaxSafetensorsHeaderBytes) +
-                       " bytes (corrupt file or not safetensors)");
+    throw format_error(impl.source + ": header length " + std::to_string(n) + " bytes exceeds the limit of " +
+                       std::to_string(kMaxSafetensorsHeaderBytes) + " bytes (corrupt file or not safetensors)");
   }
   if (n > size - 8) {
-    throw format_error(impl.source + ": header length " + std::to_string(n) +
-                       " bytes runs past the end of the file (" + std::to_string(size) +
-                       " bytes, so at most " + std::to_string(size - 8) + " bytes of header)");
+    throw format_error(impl.source + ": header length " + std::to_string(n) + " bytes runs past the end of the file (" +
+                       std::to_string(size) + " bytes, so at most " + std::to_string(size - 8) + " bytes of header)");
   }
   impl.header_size = n;
   const std::uint64_t data_size = size - 8 - n;
@@ -205,21 +227,25 @@ void parse_file(SafetensorsFile::Impl& impl) {
                        json_util::describe(header));
   }
 
-  const std::byte* data = bytes.data() + 8 + n;
+  std::vector<Entry> entries;
   for (const auto& [name, entry] : header.items()) {
     if (name == "__metadata__") {
       parse_metadata(entry, impl);
       continue;
     }
-    TensorView t = parse_entry(name, entry, data_size, impl.source);
-    t.bytes = std::span<const std::byte>(data + t.data_begin, t.numel * dtype_size(t.dtype));
-    impl.tensors.push_back(std::move(t));
+    entries.push_back(parse_entry(name, entry, data_size, impl.source, options));
   }
-  std::sort(impl.tensors.begin(), impl.tensors.end(), [](const TensorView& a, const TensorView& b) {
-    if (a.data_begin != b.data_begin) return a.data_begin < b.data_begin;
-    return a.name < b.name;
-  });
-  check_no_overlap(impl.tensors, impl.source);
+  check_no_overlap(entries, impl.source);
+
+  const std::byte* data = bytes.data() + 8 + n;
+  for (Entry& e : entries) {
+    if (e.skipped_dtype) {
+      impl.skipped.push_back({e.view.name, *e.skipped_dtype, e.view.shape});
+      continue;
+    }
+    e.view.bytes = std::span<const std::byte>(data + e.view.data_begin, e.byte_len);
+    impl.tensors.push_back(std::move(e.view));
+  }
   for (std::size_t i = 0; i < impl.tensors.size(); ++i) impl.index.emplace(impl.tensors[i].name, i);
 }
 
@@ -228,6 +254,14 @@ void check_out_size(const TensorView& t, std::size_t out_size) {
     throw invalid_argument("tensor '" + t.name + "': output buffer has " + std::to_string(out_size) +
                            " elements, the tensor has " + std::to_string(t.numel));
   }
+}
+
+// bfloat16 is the top half of a float32, so widening is exact.
+float bf16_to_f32(std::uint16_t b) {
+  const std::uint32_t bits = static_cast<std::uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
 }
 
 // Element i of a 16-bit tensor; memcpy because data offsets need not be aligned.
@@ -244,34 +278,32 @@ SafetensorsFile::SafetensorsFile(SafetensorsFile&&) noexcept = default;
 SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&&) noexcept = default;
 SafetensorsFile::~SafetensorsFile() = default;
 
-SafetensorsFile SafetensorsFile::open(const std::filesystem::path& path) {
+SafetensorsFile SafetensorsFile::open(const std::filesystem::path& path, const SafetensorsOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->source = path.string();
   impl->mapping = MappedFile::open(path);
   impl->bytes = impl->mapping.bytes();
-  parse_file(*impl);
+  parse_file(*impl, options);
   return SafetensorsFile(std::move(impl));
 }
 
-SafetensorsFile SafetensorsFile::from_bytes(std::vector<std::byte> bytes, std::string source) {
+SafetensorsFile SafetensorsFile::from_bytes(std::vector<std::byte> bytes, std::string source,
+                                            const SafetensorsOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->source = std::move(source);
   impl->owned = std::move(bytes);
   impl->bytes = impl->owned;
-  parse_file(*impl);
+  parse_file(*impl, options);
   return SafetensorsFile(std::move(impl));
 }
 
 const std::string& SafetensorsFile::source() const noexcept { return impl_->source; }
 std::uint64_t SafetensorsFile::file_size() const noexcept { return impl_->bytes.size(); }
 std::uint64_t SafetensorsFile::header_size() const noexcept { return impl_->header_size; }
-std::uint64_t SafetensorsFile::data_size() const noexcept {
-  return impl_->bytes.size() - 8 - impl_->header_size;
-}
+std::uint64_t SafetensorsFile::data_size() const noexcept { return impl_->bytes.size() - 8 - impl_->header_size; }
 const std::vector<TensorView>& SafetensorsFile::tensors() const noexcept { return impl_->tensors; }
-const std::map<std::string, std::string>& SafetensorsFile::metadata() const noexcept {
-  return impl_->metadata;
-}
+const std::map<std::string, std::string>& SafetensorsFile::metadata() const noexcept { return impl_->metadata; }
+const std::vector<SkippedTensor>& SafetensorsFile::skipped() const noexcept { return impl_->skipped; }
 
 const TensorView* SafetensorsFile::find(std::string_view name) const noexcept {
   auto it = impl_->index.find(name);
@@ -290,14 +322,14 @@ void convert_to_f32(const TensorView& tensor, std::span<float> out) {
   check_out_size(tensor, out.size());
   const std::byte* p = tensor.bytes.data();
   switch (tensor.dtype) {
-  case DType::F32:
+  case StoredDType::F32:
     if (!out.empty()) std::memcpy(out.data(), p, out.size() * sizeof(float));
     return;
-  case DType::F16:
-    for (std::size_t i = 0; i < out.size(); ++i) out[i] = f16_bits_to_f32(load_u16(p, i));
+  case StoredDType::F16:
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = f16_to_f32(load_u16(p, i));
     return;
-  case DType::BF16:
-    for (std::size_t i = 0; i < out.size(); ++i) out[i] = bf16_bits_to_f32(load_u16(p, i));
+  case StoredDType::BF16:
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = bf16_to_f32(load_u16(p, i));
     return;
   }
 }
@@ -306,19 +338,19 @@ void convert_to_f16(const TensorView& tensor, std::span<std::uint16_t> out) {
   check_out_size(tensor, out.size());
   const std::byte* p = tensor.bytes.data();
   switch (tensor.dtype) {
-  case DType::F32:
+  case StoredDType::F32:
     for (std::size_t i = 0; i < out.size(); ++i) {
       float f;
       std::memcpy(&f, p + 4 * i, 4);
-      out[i] = f32_to_f16_bits(f);
+      out[i] = f32_to_f16(f);
     }
     return;
-  case DType::F16:
+  case StoredDType::F16:
     if (!out.empty()) std::memcpy(out.data(), p, out.size() * 2);
     return;
-  case DType::BF16:
+  case StoredDType::BF16:
     for (std::size_t i = 0; i < out.size(); ++i) {
-      out[i] = f32_to_f16_bits(bf16_bits_to_f32(load_u16(p, i)));
+      out[i] = f32_to_f16(bf16_to_f32(load_u16(p, i)));
     }
     return;
   }

@@ -12,13 +12,11 @@ namespace z123 {
 
 void SafetensorsWriter::check_name(const std::string& name) const {
   if (name == "__metadata__") throw invalid_argument("safetensors writer: '__metadata__' is reserved");
-  const bool dup = std::any_of(entries_.begin(), entries_.end(),
-                               [&](const Entry& e) { return e.name == name; });
+  const bool dup = std::any_of(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.name == name; });
   if (dup) throw invalid_argument("safetensors writer: tensor '" + name + "' added twice");
 }
 
-void SafetensorsWriter::add_checked(const std::string& name, std::string dtype,
-                                    std::vector<std::int64_t> shape,
+void SafetensorsWriter::add_checked(const std::string& name, std::string dtype, std::vector<std::int64_t> shape,
                                     std::span<const std::byte> bytes, std::size_t count) {
   std::uint64_t numel = 1;
   for (std::int64_t d : shape) {
@@ -26,9 +24,8 @@ void SafetensorsWriter::add_checked(const std::string& name, std::string dtype,
     numel *= static_cast<std::uint64_t>(d);
   }
   if (numel != count) {
-    throw invalid_argument("safetensors writer: tensor '" + name + "': shape holds " +
-                           std::to_string(numel) + " elements, got " + std::to_string(count) +
-                           " values");
+    throw invalid_argument("safetensors writer: tensor '" + name + "': shape holds " + std::to_string(numel) +
+                           " elements, got " + std::to_string(count) + " values");
   }
   add_raw(name, std::move(dtype), std::move(shape), bytes);
 }
@@ -43,25 +40,21 @@ void SafetensorsWriter::add_f16(const std::string& name, std::vector<std::int64_
   add_checked(name, "F16", std::move(shape), std::as_bytes(bits), bits.size());
 }
 
-void SafetensorsWriter::add_raw(const std::string& name, std::string dtype,
-                                std::vector<std::int64_t> shape, std::span<const std::byte> bytes) {
+void SafetensorsWriter::add_raw(const std::string& name, std::string dtype, std::vector<std::int64_t> shape,
+                                std::span<const std::byte> bytes) {
   check_name(name);
-  entries_.push_back(Entry{name, std::move(dtype), std::move(shape),
-                           std::vector<std::byte>(bytes.begin(), bytes.end())});
+  entries_.push_back(
+      Entry{name, std::move(dtype), std::move(shape), std::vector<std::byte>(bytes.begin(), bytes.end())});
 }
 
-void SafetensorsWriter::set_metadata(const std::string& key, const std::string& value) {
-  metadata_[key] = value;
-}
+void SafetensorsWriter::set_metadata(const std::string& key, const std::string& value) { metadata_[key] = value; }
 
 std::vector<std::byte> SafetensorsWriter::serialize() const {
   nlohmann::json header = nlohmann::json::object();
   if (!metadata_.empty()) header["__metadata__"] = metadata_;
   std::uint64_t offset = 0;
   for (const Entry& e : entries_) {
-    header[e.name] = {{"dtype", e.dtype},
-                      {"shape", e.shape},
-                      {"data_offsets", {offset, offset + e.bytes.size()}}};
+    header[e.name] = {{"dtype", e.dtype}, {"shape", e.shape}, {"data_offsets", {offset, offset + e.bytes.size()}}};
     offset += e.bytes.size();
   }
   std::string text = header.dump();

@@ -16,7 +16,7 @@ namespace {
 
 // ---- shared checks ---------------------------------------------------------------------------
 
-std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+std::string in_quotes(const std::string& s) { return "\"" + s + "\""; }
 
 bool one_of(const std::string& v, std::initializer_list<const char*> allowed) {
   return std::any_of(allowed.begin(), allowed.end(), [&](const char* a) { return v == a; });
@@ -24,7 +24,7 @@ bool one_of(const std::string& v, std::initializer_list<const char*> allowed) {
 
 std::string list_of(std::initializer_list<const char*> allowed) {
   std::string s;
-  for (const char* a : allowed) s += (s.empty() ? "" : ", ") + quoted(a);
+  for (const char* a : allowed) s += (s.empty() ? "" : ", ") + in_quotes(a);
   return s;
 }
 
@@ -33,8 +33,7 @@ std::string supported_string(const Fields& f, std::string_view key, const char* 
                              std::initializer_list<const char*> allowed) {
   const std::string v = f.string_or(key, fallback);
   if (!one_of(v, allowed)) {
-    throw unsupported(f.where(key) + " is " + quoted(v) + "; the engine implements only " +
-                      list_of(allowed));
+    throw unsupported(f.where(key) + " is " + in_quotes(v) + "; the engine implements only " + list_of(allowed));
   }
   return v;
 }
@@ -49,8 +48,8 @@ void require_null(const Fields& f, std::string_view key, std::string_view meanin
 
 void require_bool(const Fields& f, std::string_view key, bool expected) {
   if (f.bool_or(key, expected) != expected) {
-    throw unsupported(f.where(key) + " is " + (expected ? "false" : "true") +
-                      "; the engine implements only " + (expected ? "true" : "false"));
+    throw unsupported(f.where(key) + " is " + (expected ? "false" : "true") + "; the engine implements only " +
+                      (expected ? "true" : "false"));
   }
 }
 
@@ -70,8 +69,8 @@ void require_positive(const Fields& f, std::string_view key, int v) {
 void require_positive_list(const Fields& f, std::string_view key, const std::vector<int>& v) {
   for (std::size_t i = 0; i < v.size(); ++i) {
     if (v[i] <= 0) {
-      throw model_error(f.where(key) + ": entry " + std::to_string(i) + " is " +
-                        std::to_string(v[i]) + ", expected a positive integer");
+      throw model_error(f.where(key) + ": entry " + std::to_string(i) + " is " + std::to_string(v[i]) +
+                        ", expected a positive integer");
     }
   }
 }
@@ -80,7 +79,7 @@ void require_positive_list(const Fields& f, std::string_view key, const std::vec
 void check_class_name(const Fields& f, const char* expected) {
   const std::optional<std::string> cls = f.optional_string("_class_name");
   if (cls && *cls != expected) {
-    throw unsupported(f.where("_class_name") + " is " + quoted(*cls) + ", expected " + quoted(expected));
+    throw unsupported(f.where("_class_name") + " is " + in_quotes(*cls) + ", expected " + in_quotes(expected));
   }
 }
 
@@ -90,14 +89,14 @@ void check_architecture(const Fields& f, const char* architecture, const char* m
     const std::vector<std::string> archs = f.require_string_list("architectures");
     if (std::find(archs.begin(), archs.end(), architecture) == archs.end()) {
       std::string found;
-      for (const auto& a : archs) found += (found.empty() ? "" : ", ") + quoted(a);
+      for (const auto& a : archs) found += (found.empty() ? "" : ", ") + in_quotes(a);
       throw unsupported(f.where("architectures") + " is [" + found + "], expected it to contain " +
-                        quoted(architecture));
+                        in_quotes(architecture));
     }
   }
   const std::optional<std::string> mt = f.optional_string("model_type");
   if (mt && *mt != model_type) {
-    throw unsupported(f.where("model_type") + " is " + quoted(*mt) + ", expected " + quoted(model_type));
+    throw unsupported(f.where("model_type") + " is " + in_quotes(*mt) + ", expected " + in_quotes(model_type));
   }
 }
 
@@ -105,8 +104,7 @@ std::vector<int> int_list_or(const Fields& f, std::string_view key, std::vector<
   return f.has(key) ? f.require_int_list(key) : fallback;
 }
 
-std::vector<std::string> string_list_or(const Fields& f, std::string_view key,
-                                        std::vector<std::string> fallback) {
+std::vector<std::string> string_list_or(const Fields& f, std::string_view key, std::vector<std::string> fallback) {
   return f.has(key) ? f.require_string_list(key) : fallback;
 }
 
@@ -119,13 +117,12 @@ void require_length(const Fields& f, std::string_view key, std::size_t found, st
 }
 
 // GroupNorm needs channels divisible by the group count.
-void require_divisible(const Fields& f, std::string_view key, const std::vector<int>& channels,
-                       int groups, std::string_view groups_key) {
+void require_divisible(const Fields& f, std::string_view key, const std::vector<int>& channels, int groups,
+                       std::string_view groups_key) {
   for (std::size_t i = 0; i < channels.size(); ++i) {
     if (channels[i] % groups != 0) {
-      throw model_error(f.where(key) + ": entry " + std::to_string(i) + " = " +
-                        std::to_string(channels[i]) + " is not divisible by " +
-                        std::string(groups_key) + " = " + std::to_string(groups));
+      throw model_error(f.where(key) + ": entry " + std::to_string(i) + " = " + std::to_string(channels[i]) +
+                        " is not divisible by " + std::string(groups_key) + " = " + std::to_string(groups));
     }
   }
 }
@@ -150,9 +147,7 @@ auto load_with(const std::filesystem::path& path, Parse parse) {
 
 } // namespace
 
-const char* clip_activation_name(ClipActivation act) {
-  return act == ClipActivation::Gelu ? "gelu" : "quick_gelu";
-}
+const char* clip_activation_name(ClipActivation act) { return act == ClipActivation::Gelu ? "gelu" : "quick_gelu"; }
 
 const char* resample_name(int pil_code) {
   switch (pil_code) {
@@ -191,15 +186,13 @@ PipelineIndex parse_pipeline_index(std::string_view json_text, const std::string
       }
       if (idx.ramping_coefficients.size() != kRampingCoefficientCount) {
         throw model_error(f.where(key) + ": expected " + std::to_string(kRampingCoefficientCount) +
-                          " values (one per text token), found " +
-                          std::to_string(idx.ramping_coefficients.size()));
+                          " values (one per text token), found " + std::to_string(idx.ramping_coefficients.size()));
       }
       continue;
     }
     // Components are ["library", "Class"] pairs ([null, null] for absent ones); other keys are
     // pipeline constructor arguments we do not need.
-    const bool is_pair = value.is_array() && value.size() == 2 &&
-                         (value[0].is_string() || value[0].is_null()) &&
+    const bool is_pair = value.is_array() && value.size() == 2 && (value[0].is_string() || value[0].is_null()) &&
                          (value[1].is_string() || value[1].is_null());
     if (!is_pair) continue;
     PipelineComponent c;
@@ -231,12 +224,10 @@ SchedulerConfig parse_scheduler_config(std::string_view json_text, const std::st
   s.beta_schedule = supported_string(f, "beta_schedule", "linear", {"linear", "scaled_linear"});
   require_null(f, "trained_betas", "betas come from beta_schedule");
   s.prediction_type = supported_string(f, "prediction_type", "epsilon", {"epsilon", "v_prediction"});
-  s.timestep_spacing =
-      supported_string(f, "timestep_spacing", "linspace", {"linspace", "leading", "trailing"});
+  s.timestep_spacing = supported_string(f, "timestep_spacing", "linspace", {"linspace", "leading", "trailing"});
   s.steps_offset = f.int_or("steps_offset", 0);
   if (s.steps_offset < 0) {
-    throw model_error(f.where("steps_offset") + " is " + std::to_string(s.steps_offset) +
-                      ", expected >= 0");
+    throw model_error(f.where("steps_offset") + " is " + std::to_string(s.steps_offset) + ", expected >= 0");
   }
   require_bool(f, "rescale_betas_zero_snr", false);
   return s;
@@ -261,21 +252,21 @@ UNetConfig parse_unet_config(std::string_view json_text, const std::string& sour
   require_positive_list(f, "block_out_channels", u.block_out_channels);
   const std::size_t n = u.block_out_channels.size();
 
-  u.down_block_types = string_list_or(f, "down_block_types",
-      {"CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "DownBlock2D"});
+  u.down_block_types = string_list_or(
+      f, "down_block_types", {"CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "DownBlock2D"});
   u.up_block_types = string_list_or(f, "up_block_types",
-      {"UpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D"});
+                                    {"UpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D"});
   require_length(f, "down_block_types", u.down_block_types.size(), n, "one per block_out_channels entry");
   require_length(f, "up_block_types", u.up_block_types.size(), n, "one per block_out_channels entry");
   for (std::size_t i = 0; i < n; ++i) {
     if (!one_of(u.down_block_types[i], {"CrossAttnDownBlock2D", "DownBlock2D"})) {
       throw unsupported(f.where("down_block_types") + ": entry " + std::to_string(i) + " is " +
-                        quoted(u.down_block_types[i]) +
+                        in_quotes(u.down_block_types[i]) +
                         "; the engine implements only \"CrossAttnDownBlock2D\", \"DownBlock2D\"");
     }
     if (!one_of(u.up_block_types[i], {"CrossAttnUpBlock2D", "UpBlock2D"})) {
       throw unsupported(f.where("up_block_types") + ": entry " + std::to_string(i) + " is " +
-                        quoted(u.up_block_types[i]) +
+                        in_quotes(u.up_block_types[i]) +
                         "; the engine implements only \"CrossAttnUpBlock2D\", \"UpBlock2D\"");
     }
   }
@@ -283,8 +274,7 @@ UNetConfig parse_unet_config(std::string_view json_text, const std::string& sour
     throw unsupported(f.where("mid_block_type") +
                       " is null (no mid block); the engine implements only \"UNetMidBlock2DCrossAttn\"");
   }
-  u.mid_block_type = supported_string(f, "mid_block_type", "UNetMidBlock2DCrossAttn",
-                                      {"UNetMidBlock2DCrossAttn"});
+  u.mid_block_type = supported_string(f, "mid_block_type", "UNetMidBlock2DCrossAttn", {"UNetMidBlock2DCrossAttn"});
 
   u.layers_per_block = f.int_or_list("layers_per_block", 2, n);
   require_positive_list(f, "layers_per_block", u.layers_per_block);
@@ -304,7 +294,11 @@ UNetConfig parse_unet_config(std::string_view json_text, const std::string& sour
   require_positive(f, "norm_num_groups", u.norm_num_groups);
   require_divisible(f, "block_out_channels", u.block_out_channels, u.norm_num_groups, "norm_num_groups");
   for (std::size_t i = 0; i < n; ++i) {
-    if (u.block_out_channels[i] % u.num_attention_heads[i] != 0) {
+    // Heads matter where a Transformer2DModel runs at this level: a cross-attention down block,
+    // the mirrored up block, or the mid block (last level).
+    const bool has_attention = u.down_block_types[i] == "CrossAttnDownBlock2D" ||
+                               u.up_block_types[n - 1 - i] == "CrossAttnUpBlock2D" || i == n - 1;
+    if (has_attention && u.block_out_channels[i] % u.num_attention_heads[i] != 0) {
       throw model_error(f.where(heads_key) + ": entry " + std::to_string(i) + " = " +
                         std::to_string(u.num_attention_heads[i]) + " heads do not divide " +
                         std::to_string(u.block_out_channels[i]) + " channels");
@@ -321,10 +315,10 @@ UNetConfig parse_unet_config(std::string_view json_text, const std::string& sour
   u.downsample_padding = f.int_or("downsample_padding", 1);
   u.conv_in_kernel = f.int_or("conv_in_kernel", 3);
   u.conv_out_kernel = f.int_or("conv_out_kernel", 3);
-  for (const char* key : {"conv_in_kernel", "conv_out_kernel"}) {
-    const int k = f.int_or(key, 3);
+  for (const auto& [key, k] : {std::pair{"conv_in_kernel", u.conv_in_kernel}, {"conv_out_kernel", u.conv_out_kernel}}) {
+    // diffusers pads by (k - 1) / 2, which only preserves the size for odd kernels.
     if (k <= 0 || k % 2 == 0) {
-      throw unsupported(f.where(key) + " is " + std::to_string(k) + "; the engine implements only odd sizes");
+      throw unsupported(f.where(key) + " is " + std::to_string(k) + "; the engine implements only odd kernel sizes");
     }
   }
   u.time_embedding_dim = f.optional_int("time_embedding_dim").value_or(4 * u.block_out_channels[0]);
@@ -353,13 +347,16 @@ UNetConfig parse_unet_config(std::string_view json_text, const std::string& sour
   require_number_value(f, "resnet_out_scale_factor", 1.0);
   require_number_value(f, "mid_block_scale_factor", 1.0);
   if (const json* oca = f.get("only_cross_attention"); oca != nullptr) {
-    const bool any_true = oca->is_boolean() ? oca->get<bool>()
-                          : oca->is_array()  ? std::any_of(oca->begin(), oca->end(),
-                                                          [](const json& e) { return e == true; })
-                                             : (f.type_error("only_cross_attention", "boolean or list of booleans", *oca), true);
+    bool any_true = false;
+    if (oca->is_boolean()) {
+      any_true = oca->get<bool>();
+    } else if (oca->is_array()) {
+      any_true = std::any_of(oca->begin(), oca->end(), [](const json& e) { return e == true; });
+    } else {
+      f.type_error("only_cross_attention", "boolean or list of booleans", *oca);
+    }
     if (any_true) {
-      throw unsupported(f.where("only_cross_attention") + " is " + oca->dump() +
-                        "; the engine implements only false");
+      throw unsupported(f.where("only_cross_attention") + " is " + oca->dump() + "; the engine implements only false");
     }
   }
   return u;
@@ -391,11 +388,11 @@ VaeConfig parse_vae_config(std::string_view json_text, const std::string& source
   for (std::size_t i = 0; i < n; ++i) {
     if (v.down_block_types[i] != "DownEncoderBlock2D") {
       throw unsupported(f.where("down_block_types") + ": entry " + std::to_string(i) + " is " +
-                        quoted(v.down_block_types[i]) + "; the engine implements only \"DownEncoderBlock2D\"");
+                        in_quotes(v.down_block_types[i]) + "; the engine implements only \"DownEncoderBlock2D\"");
     }
     if (v.up_block_types[i] != "UpDecoderBlock2D") {
       throw unsupported(f.where("up_block_types") + ": entry " + std::to_string(i) + " is " +
-                        quoted(v.up_block_types[i]) + "; the engine implements only \"UpDecoderBlock2D\"");
+                        in_quotes(v.up_block_types[i]) + "; the engine implements only \"UpDecoderBlock2D\"");
     }
   }
   v.layers_per_block = f.int_or("layers_per_block", 1);
@@ -489,11 +486,10 @@ PreprocessorConfig parse_preprocessor_config(std::string_view json_text, const s
   const json j = json_util::parse(json_text, source);
   const Fields f(j, source);
   PreprocessorConfig p;
-  p.processor_type = f.optional_string("image_processor_type")
-                         .value_or(f.optional_string("feature_extractor_type").value_or(""));
-  if (!p.processor_type.empty() &&
-      !one_of(p.processor_type, {"CLIPImageProcessor", "CLIPFeatureExtractor"})) {
-    throw unsupported(source + ": processor type " + quoted(p.processor_type) +
+  p.processor_type =
+      f.optional_string("image_processor_type").value_or(f.optional_string("feature_extractor_type").value_or(""));
+  if (!p.processor_type.empty() && !one_of(p.processor_type, {"CLIPImageProcessor", "CLIPFeatureExtractor"})) {
+    throw unsupported(source + ": processor type " + in_quotes(p.processor_type) +
                       "; the engine implements only \"CLIPImageProcessor\"");
   }
   p.do_convert_rgb = f.bool_or("do_convert_rgb", true);
@@ -511,7 +507,8 @@ PreprocessorConfig parse_preprocessor_config(std::string_view json_text, const s
       if (!s.has("shortest_edge")) {
         throw unsupported(s.where("shortest_edge") +
                           " is missing; the engine implements only shortest-edge resizing "
-                          "(found " + size->dump() + ")");
+                          "(found " +
+                          size->dump() + ")");
       }
       p.shortest_edge = s.require_int("shortest_edge");
     } else {
@@ -535,20 +532,17 @@ PreprocessorConfig parse_preprocessor_config(std::string_view json_text, const s
 
   p.resample = f.int_or("resample", 3);
   if (p.resample != 2 && p.resample != 3) {
-    throw unsupported(f.where("resample") + " is " + std::to_string(p.resample) + " (" +
-                      resample_name(p.resample) + "); the engine implements only 2 (bilinear), 3 (bicubic)");
+    throw unsupported(f.where("resample") + " is " + std::to_string(p.resample) + " (" + resample_name(p.resample) +
+                      "); the engine implements only 2 (bilinear), 3 (bicubic)");
   }
   p.rescale_factor = f.number_or("rescale_factor", 1.0 / 255.0);
-  const std::vector<double> mean =
-      f.number_or_list("image_mean", {p.image_mean.begin(), p.image_mean.end()}, 3);
-  const std::vector<double> stdev =
-      f.number_or_list("image_std", {p.image_std.begin(), p.image_std.end()}, 3);
+  const std::vector<double> mean = f.number_or_list("image_mean", {p.image_mean.begin(), p.image_mean.end()}, 3);
+  const std::vector<double> stdev = f.number_or_list("image_std", {p.image_std.begin(), p.image_std.end()}, 3);
   for (std::size_t c = 0; c < 3; ++c) {
     p.image_mean[c] = mean[c];
     p.image_std[c] = stdev[c];
     if (!(stdev[c] != 0.0)) {
-      throw model_error(f.where("image_std") + ": channel " + std::to_string(c) +
-                        " is 0, expected a non-zero divisor");
+      throw model_error(f.where("image_std") + ": channel " + std::to_string(c) + " is 0, expected a non-zero divisor");
     }
   }
   return p;
@@ -561,7 +555,11 @@ SchedulerConfig load_scheduler_config(const std::filesystem::path& p) { return l
 UNetConfig load_unet_config(const std::filesystem::path& p) { return load_with(p, parse_unet_config); }
 VaeConfig load_vae_config(const std::filesystem::path& p) { return load_with(p, parse_vae_config); }
 ClipTextConfig load_clip_text_config(const std::filesystem::path& p) { return load_with(p, parse_clip_text_config); }
-ClipVisionConfig load_clip_vision_config(const std::filesystem::path& p) { return load_with(p, parse_clip_vision_config); }
-PreprocessorConfig load_preprocessor_config(const std::filesystem::path& p) { return load_with(p, parse_preprocessor_config); }
+ClipVisionConfig load_clip_vision_config(const std::filesystem::path& p) {
+  return load_with(p, parse_clip_vision_config);
+}
+PreprocessorConfig load_preprocessor_config(const std::filesystem::path& p) {
+  return load_with(p, parse_preprocessor_config);
+}
 
 } // namespace z123

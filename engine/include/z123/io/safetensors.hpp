@@ -17,10 +17,10 @@
 
 namespace z123 {
 
-enum class DType { F32, F16, BF16 };
+enum class StoredDType { F32, F16, BF16 };
 
-const char* dtype_name(DType dtype); // safetensors spelling: "F32", "F16", "BF16"
-std::size_t dtype_size(DType dtype); // bytes per element
+const char* stored_dtype_name(StoredDType dtype); // safetensors spelling: "F32", "F16", "BF16"
+std::size_t stored_dtype_size(StoredDType dtype); // bytes per element
 
 // Headers larger than this are treated as corrupt (real ones are well under 1 MiB); the bound
 // keeps a garbage length prefix from making us parse gigabytes of JSON.
@@ -30,11 +30,26 @@ inline constexpr std::uint64_t kMaxSafetensorsHeaderBytes = 100ull << 20;
 // the SafetensorsFile it came from (moving the file object does not invalidate it).
 struct TensorView {
   std::string name;
-  DType dtype = DType::F32;
+  StoredDType dtype = StoredDType::F32;
   std::vector<std::int64_t> shape;
   std::uint64_t numel = 0;
   std::uint64_t data_begin = 0; // offset inside the data area (after the header)
   std::span<const std::byte> bytes;
+};
+
+// A non-float tensor that was validated and deliberately left out of tensors().
+struct SkippedTensor {
+  std::string name;
+  std::string dtype; // safetensors spelling, e.g. "I64"
+  std::vector<std::int64_t> shape;
+};
+
+struct SafetensorsOptions {
+  // Non-float tensors whose name ends with one of these suffixes are validated (shape, offsets,
+  // overlap) and then skipped instead of failing the open: CLIP checkpoints written by older
+  // transformers versions carry an int64 "embeddings.position_ids" buffer. Any other tensor whose
+  // dtype is not F32/F16/BF16 is an `unsupported` error.
+  std::vector<std::string> skip_non_float_suffixes;
 };
 
 class SafetensorsFile {
@@ -42,10 +57,11 @@ public:
   // Maps and validates a file. Throws io_error (cannot open/map), format_error (corrupt header,
   // naming the file, the tensor and expected vs found) or unsupported (dtype other than F32, F16,
   // BF16, naming the tensor and its dtype).
-  static SafetensorsFile open(const std::filesystem::path& path);
+  static SafetensorsFile open(const std::filesystem::path& path, const SafetensorsOptions& options = {});
 
   // Same validation on an in-memory image (tests, fuzzing). `source` names it in messages.
-  static SafetensorsFile from_bytes(std::vector<std::byte> bytes, std::string source);
+  static SafetensorsFile from_bytes(std::vector<std::byte> bytes, std::string source,
+                                    const SafetensorsOptions& options = {});
 
   SafetensorsFile(SafetensorsFile&&) noexcept;
   SafetensorsFile& operator=(SafetensorsFile&&) noexcept;
@@ -64,6 +80,7 @@ public:
   // Like find(), but a missing tensor is a model_error naming the file and the tensor.
   const TensorView& at(std::string_view name) const;
   const std::map<std::string, std::string>& metadata() const noexcept;
+  const std::vector<SkippedTensor>& skipped() const noexcept;
 
   struct Impl; // opaque; public only so the parser's free helpers can fill it
 

@@ -17,9 +17,8 @@ public:
   // Each add copies the data. Throws invalid_argument on a duplicate or reserved name
   // ("__metadata__"), a negative dimension, or a value count that does not match the shape.
   void add_f32(const std::string& name, std::vector<std::int64_t> shape, std::span<const float> values);
-  // `bits` are IEEE binary16 bit patterns (see z123/io/half.hpp).
-  void add_f16(const std::string& name, std::vector<std::int64_t> shape,
-               std::span<const std::uint16_t> bits);
+  // `bits` are IEEE binary16 bit patterns (see z123/half.hpp).
+  void add_f16(const std::string& name, std::vector<std::int64_t> shape, std::span<const std::uint16_t> bits);
   // Unchecked: any dtype string and any byte count. Lets tests build files the reader must
   // reject (unsupported dtypes, length mismatches).
   void add_raw(const std::string& name, std::string dtype, std::vector<std::int64_t> shape,

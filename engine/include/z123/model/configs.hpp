@@ -28,8 +28,8 @@ struct PipelineComponent {
 inline constexpr std::size_t kRampingCoefficientCount = 77; // one per text token
 
 struct PipelineIndex {
-  std::string class_name;        // "_class_name", e.g. "Zero123PlusPipeline"
-  std::string diffusers_version; // "_diffusers_version", empty if absent
+  std::string class_name;                    // "_class_name", e.g. "Zero123PlusPipeline"
+  std::string diffusers_version;             // "_diffusers_version", empty if absent
   std::vector<PipelineComponent> components; // every [library, class] entry, in key order
   // Zero123++ per-token weights of the image embedding (spec §2.1, §7). Empty when the key is
   // absent; when present it must hold exactly 77 numbers.
@@ -40,12 +40,12 @@ struct PipelineIndex {
 
 // ---- scheduler/scheduler_config.json (EulerAncestralDiscreteScheduler) ------------------------
 struct SchedulerConfig {
-  std::string class_name;            // "_class_name" (empty if absent)
+  std::string class_name; // "_class_name" (empty if absent)
   int num_train_timesteps = 1000;
   double beta_start = 0.0001;
   double beta_end = 0.02;
-  std::string beta_schedule = "linear";     // "linear" | "scaled_linear"
-  std::string prediction_type = "epsilon";  // "epsilon" | "v_prediction"
+  std::string beta_schedule = "linear";      // "linear" | "scaled_linear"
+  std::string prediction_type = "epsilon";   // "epsilon" | "v_prediction"
   std::string timestep_spacing = "linspace"; // "linspace" | "leading" | "trailing"
   int steps_offset = 0;
   bool rescale_betas_zero_snr = false;
@@ -57,10 +57,10 @@ struct SchedulerConfig {
 struct UNetConfig {
   int in_channels = 4;
   int out_channels = 4;
-  std::vector<int> block_out_channels;     // default [320, 640, 1280, 1280]
+  std::vector<int> block_out_channels;       // default [320, 640, 1280, 1280]
   std::vector<std::string> down_block_types; // "CrossAttnDownBlock2D" | "DownBlock2D"
   std::string mid_block_type = "UNetMidBlock2DCrossAttn";
-  std::vector<std::string> up_block_types;   // "CrossAttnUpBlock2D" | "UpBlock2D"
+  std::vector<std::string> up_block_types; // "CrossAttnUpBlock2D" | "UpBlock2D"
   std::vector<int> layers_per_block;       // resnets per down block (up blocks have one more)
   // Attention HEAD COUNTS per level. diffusers calls the config key attention_head_dim (a naming
   // quirk: [5, 10, 20, 20] in v1.2 are head counts); num_attention_heads overrides it if non-null.

@@ -1,0 +1,277 @@
+#include "z123/model/expected_tensors.hpp"
+
+#include <utility>
+
+namespace z123 {
+
+namespace {
+
+using Shape = std::vector<std::int64_t>;
+
+// Appends tensors in module forward order; every helper mirrors one PyTorch module type.
+class Builder {
+public:
+  void add(const std::string& name, Shape shape) { out_.push_back({name, std::move(shape)}); }
+  void linear(const std::string& p, std::int64_t out, std::int64_t in, bool bias = true) {
+    add(p + ".weight", {out, in});
+    if (bias) add(p + ".bias", {out});
+  }
+  void conv(const std::string& p, std::int64_t out, std::int64_t in, std::int64_t k) {
+    add(p + ".weight", {out, in, k, k});
+    add(p + ".bias", {out});
+  }
+  void norm(const std::string& p, std::int64_t c) {
+    add(p + ".weight", {c});
+    add(p + ".bias", {c});
+  }
+
+  // diffusers ResnetBlock2D; temb = 0 for the VAE variant (no time_emb_proj).
+  void resnet(const std::string& p, std::int64_t cin, std::int64_t cout, std::int64_t temb) {
+    norm(p + ".norm1", cin);
+    conv(p + ".conv1", cout, cin, 3);
+    if (temb > 0) linear(p + ".time_emb_proj", cout, temb);
+    norm(p + ".norm2", cout);
+    conv(p + ".conv2", cout, cout, 3);
+    if (cin != cout) conv(p + ".conv_shortcut", cout, cin, 1);
+  }
+
+  // diffusers Attention as used by BasicTransformerBlock: no q/k/v bias, to_out.0 with bias.
+  void attention(const std::string& p, std::int64_t inner, std::int64_t kv_dim) {
+    linear(p + ".to_q", inner, inner, false);
+    linear(p + ".to_k", inner, kv_dim, false);
+    linear(p + ".to_v", inner, kv_dim, false);
+    linear(p + ".to_out.0", inner, inner);
+  }
+
+  // Transformer2DModel with use_linear_projection=True and norm_type "layer_norm".
+  void transformer(const std::string& p, std::int64_t channels, std::int64_t heads, int layers,
+                   std::int64_t cross_dim) {
+    const std::int64_t inner = heads * (channels / heads);
+    norm(p + ".norm", channels);
+    linear(p + ".proj_in", inner, channels);
+    for (int t = 0; t < layers; ++t) {
+      const std::string b = p + ".transformer_blocks." + std::to_string(t);
+      norm(b + ".norm1", inner);
+      attention(b + ".attn1", inner, inner);
+      norm(b + ".norm2", inner);
+      attention(b + ".attn2", inner, cross_dim);
+      norm(b + ".norm3", inner);
+      linear(b + ".ff.net.0.proj", 8 * inner, inner); // GEGLU: value and gate, 4x each
+      linear(b + ".ff.net.2", inner, 4 * inner);
+    }
+    linear(p + ".proj_out", channels, inner);
+  }
+
+  // VAE mid-block attention: single head, biases everywhere, GroupNorm named group_norm.
+  void vae_attention(const std::string& p, std::int64_t c) {
+    norm(p + ".group_norm", c);
+    linear(p + ".to_q", c, c);
+    linear(p + ".to_k", c, c);
+    linear(p + ".to_v", c, c);
+    linear(p + ".to_out.0", c, c);
+  }
+
+  // CLIPEncoderLayer (module registration order: k, v, q, out).
+  void clip_layer(const std::string& p, std::int64_t hidden, std::int64_t mlp) {
+    linear(p + ".self_attn.k_proj", hidden, hidden);
+    linear(p + ".self_attn.v_proj", hidden, hidden);
+    linear(p + ".self_attn.q_proj", hidden, hidden);
+    linear(p + ".self_attn.out_proj", hidden, hidden);
+    norm(p + ".layer_norm1", hidden);
+    linear(p + ".mlp.fc1", mlp, hidden);
+    linear(p + ".mlp.fc2", hidden, mlp);
+    norm(p + ".layer_norm2", hidden);
+  }
+
+  std::vector<ExpectedTensor> take() { return std::move(out_); }
+
+private:
+  std::vector<ExpectedTensor> out_;
+};
+
+// UNetMidBlock2D used by both VAE halves: resnet, [attention], resnet.
+void vae_mid_block(Builder& b, const std::string& p, std::int64_t c, bool attention) {
+  b.resnet(p + ".resnets.0", c, c, 0);
+  if (attention) b.vae_attention(p + ".attentions.0", c);
+  b.resnet(p + ".resnets.1", c, c, 0);
+}
+
+} // namespace
+
+const char* module_name(ModelModule module) {
+  switch (module) {
+  case ModelModule::Unet: return "unet";
+  case ModelModule::Vae: return "vae";
+  case ModelModule::TextEncoder: return "text_encoder";
+  case ModelModule::VisionEncoder: return "vision_encoder";
+  }
+  return "?";
+}
+
+std::uint64_t ExpectedTensor::numel() const {
+  std::uint64_t n = 1;
+  for (std::int64_t d : shape) n *= static_cast<std::uint64_t>(d);
+  return n;
+}
+
+std::uint64_t total_numel(const std::vector<ExpectedTensor>& tensors) {
+  std::uint64_t n = 0;
+  for (const auto& t : tensors) n += t.numel();
+  return n;
+}
+
+// Channel bookkeeping follows diffusers UNet2DConditionModel.__init__ and get_down/up_block.
+std::vector<ExpectedTensor> expected_unet_tensors(const UNetConfig& c) {
+  Builder b;
+  const std::size_t n = c.levels();
+  const auto& ch = c.block_out_channels;
+  const std::int64_t temb = c.time_embedding_dim;
+
+  b.conv("conv_in", ch[0], c.in_channels, c.conv_in_kernel);
+  b.linear("time_embedding.linear_1", temb, ch[0]); // positional embedding width = ch[0]
+  b.linear("time_embedding.linear_2", temb, temb);
+
+  std::int64_t out_ch = ch[0];
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string p = "down_blocks." + std::to_string(i);
+    const std::int64_t in_ch = out_ch;
+    out_ch = ch[i];
+    const bool cross = c.down_block_types[i] == "CrossAttnDownBlock2D";
+    for (int j = 0; j < c.layers_per_block[i]; ++j) {
+      b.resnet(p + ".resnets." + std::to_string(j), j == 0 ? in_ch : out_ch, out_ch, temb);
+      if (cross) {
+        b.transformer(p + ".attentions." + std::to_string(j), out_ch, c.num_attention_heads[i],
+                      c.transformer_layers_per_block[i], c.cross_attention_dim[i]);
+      }
+    }
+    if (i + 1 < n) b.conv(p + ".downsamplers.0.conv", out_ch, out_ch, 3);
+  }
+
+  // UNetMidBlock2DCrossAttn with num_layers = 1: resnet, transformer, resnet.
+  const std::int64_t mid = ch[n - 1];
+  b.resnet("mid_block.resnets.0", mid, mid, temb);
+  b.transformer("mid_block.attentions.0", mid, c.num_attention_heads[n - 1], c.transformer_layers_per_block[n - 1],
+                c.cross_attention_dim[n - 1]);
+  b.resnet("mid_block.resnets.1", mid, mid, temb);
+
+  // Up block i mirrors level n-1-i; each resnet eats one skip (LIFO), the last one of a block
+  // takes the skip from the level below (its "input_channel").
+  out_ch = ch[n - 1];
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t level = n - 1 - i;
+    const std::string p = "up_blocks." + std::to_string(i);
+    const std::int64_t prev_out = out_ch;
+    out_ch = ch[level];
+    const std::int64_t in_ch = ch[level == 0 ? 0 : level - 1];
+    const bool cross = c.up_block_types[i] == "CrossAttnUpBlock2D";
+    const int layers = c.layers_per_block[level] + 1;
+    for (int j = 0; j < layers; ++j) {
+      const std::int64_t skip = (j == layers - 1) ? in_ch : out_ch;
+      const std::int64_t res_in = (j == 0) ? prev_out : out_ch;
+      b.resnet(p + ".resnets." + std::to_string(j), res_in + skip, out_ch, temb);
+      if (cross) {
+        b.transformer(p + ".attentions." + std::to_string(j), out_ch, c.num_attention_heads[level],
+                      c.transformer_layers_per_block[level], c.cross_attention_dim[level]);
+      }
+    }
+    if (i + 1 < n) b.conv(p + ".upsamplers.0.conv", out_ch, out_ch, 3);
+  }
+
+  b.norm("conv_norm_out", ch[0]);
+  b.conv("conv_out", c.out_channels, ch[0], c.conv_out_kernel);
+  return b.take();
+}
+
+// Follows diffusers AutoencoderKL (Encoder / Decoder in autoencoders/vae.py).
+std::vector<ExpectedTensor> expected_vae_tensors(const VaeConfig& c) {
+  Builder b;
+  const auto& ch = c.block_out_channels;
+  const std::size_t n = ch.size();
+  const std::int64_t latent2 = 2 * c.latent_channels; // double_z: mean and logvar
+
+  b.conv("encoder.conv_in", ch[0], c.in_channels, 3);
+  std::int64_t out_ch = ch[0];
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string p = "encoder.down_blocks." + std::to_string(i);
+    const std::int64_t in_ch = out_ch;
+    out_ch = ch[i];
+    for (int j = 0; j < c.layers_per_block; ++j) {
+      b.resnet(p + ".resnets." + std::to_string(j), j == 0 ? in_ch : out_ch, out_ch, 0);
+    }
+    if (i + 1 < n) b.conv(p + ".downsamplers.0.conv", out_ch, out_ch, 3);
+  }
+  vae_mid_block(b, "encoder.mid_block", ch[n - 1], c.mid_block_add_attention);
+  b.norm("encoder.conv_norm_out", ch[n - 1]);
+  b.conv("encoder.conv_out", latent2, ch[n - 1], 3);
+  if (c.use_quant_conv) b.conv("quant_conv", latent2, latent2, 1);
+  if (c.use_post_quant_conv) b.conv("post_quant_conv", c.latent_channels, c.latent_channels, 1);
+
+  b.conv("decoder.conv_in", ch[n - 1], c.latent_channels, 3);
+  vae_mid_block(b, "decoder.mid_block", ch[n - 1], c.mid_block_add_attention);
+  out_ch = ch[n - 1];
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string p = "decoder.up_blocks." + std::to_string(i);
+    const std::int64_t prev_out = out_ch;
+    out_ch = ch[n - 1 - i];
+    for (int j = 0; j < c.layers_per_block + 1; ++j) {
+      b.resnet(p + ".resnets." + std::to_string(j), j == 0 ? prev_out : out_ch, out_ch, 0);
+    }
+    if (i + 1 < n) b.conv(p + ".upsamplers.0.conv", out_ch, out_ch, 3);
+  }
+  b.norm("decoder.conv_norm_out", ch[0]);
+  b.conv("decoder.conv_out", c.out_channels, ch[0], 3);
+  return b.take();
+}
+
+std::vector<ExpectedTensor> expected_clip_text_tensors(const ClipTextConfig& c) {
+  Builder b;
+  const std::int64_t h = c.hidden_size;
+  b.add("text_model.embeddings.token_embedding.weight", {c.vocab_size, h});
+  b.add("text_model.embeddings.position_embedding.weight", {c.max_position_embeddings, h});
+  for (int l = 0; l < c.num_hidden_layers; ++l) {
+    b.clip_layer("text_model.encoder.layers." + std::to_string(l), h, c.intermediate_size);
+  }
+  b.norm("text_model.final_layer_norm", h);
+  return b.take();
+}
+
+std::vector<ExpectedTensor> expected_clip_vision_tensors(const ClipVisionConfig& c) {
+  Builder b;
+  const std::int64_t h = c.hidden_size;
+  b.add("vision_model.embeddings.class_embedding", {h});
+  b.add("vision_model.embeddings.patch_embedding.weight", {h, c.num_channels, c.patch_size, c.patch_size}); // no bias
+  b.add("vision_model.embeddings.position_embedding.weight", {c.num_positions(), h});
+  b.norm("vision_model.pre_layrnorm", h); // sic: transformers' spelling
+  for (int l = 0; l < c.num_hidden_layers; ++l) {
+    b.clip_layer("vision_model.encoder.layers." + std::to_string(l), h, c.intermediate_size);
+  }
+  b.norm("vision_model.post_layernorm", h);
+  b.linear("visual_projection", c.projection_dim, h, false);
+  return b.take();
+}
+
+std::optional<std::string> canonical_tensor_name(ModelModule module, std::string_view stored) {
+  const bool clip = module == ModelModule::TextEncoder || module == ModelModule::VisionEncoder;
+  // position_ids is a constant arange buffer that older transformers versions saved.
+  if (clip && stored.ends_with("embeddings.position_ids")) return std::nullopt;
+  if (module == ModelModule::TextEncoder && !stored.starts_with("text_model.")) {
+    return "text_model." + std::string(stored);
+  }
+  return std::string(stored);
+}
+
+std::optional<std::string> legacy_vae_attention_name(std::string_view name) {
+  static constexpr std::pair<std::string_view, std::string_view> kRenames[] = {
+      {".query.", ".to_q."}, {".key.", ".to_k."}, {".value.", ".to_v."}, {".proj_attn.", ".to_out.0."}};
+  if (name.find(".attentions.") == std::string_view::npos) return std::nullopt;
+  for (const auto& [old_part, new_part] : kRenames) {
+    const std::size_t pos = name.rfind(old_part);
+    if (pos == std::string_view::npos) continue;
+    const std::string_view tail = name.substr(pos + old_part.size());
+    if (tail != "weight" && tail != "bias") continue;
+    return std::string(name.substr(0, pos)) + std::string(new_part) + std::string(tail);
+  }
+  return std::nullopt;
+}
+
+} // namespace z123
