@@ -11,10 +11,9 @@ echo "== Vulkan devices"
 "$bin/zero123pp-devices"
 model=${Z123_MODEL_DIR:-models/zero123plus-v1.2}
 if [ ! -f "$model/model_index.json" ]; then
-  model="$Z123_BUILD_DIR/tiny-model"
+  model="tests/data/golden/tiny-model"
   echo "== No real weights at \${Z123_MODEL_DIR:-models/zero123plus-v1.2}:"
-  echo "   using the TINY SYNTHETIC test model (random weights) at $model"
-  "$bin/zero123pp-make-tiny-model" "$model"
+  echo "   using the bundled TINY TEST MODEL (random weights, for testing only) at $model"
 fi
 echo "== Model folder $model"
 "$bin/zero123pp-inspect" "$model"
