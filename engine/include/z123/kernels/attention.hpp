@@ -1,0 +1,61 @@
+// Fused multi-head attention (flash style): out = softmax(Q Kᵀ · scale [+ causal mask]) V for every
+// (batch, head), with an online (running max / running sum) softmax in fp32, so the
+// [Nq, Nk] score matrix never exists in memory. One kernel family: shaders/attention.comp.
+//
+// Layout: token-major, heads interleaved in the channel dimension. Q is [B, Nq, H*D], K and V are
+// [B, Nk, H*D]; head h uses columns h*D .. h*D+D-1 of each row. Any operand may instead be a
+// column window of a wider row (a fused QKV projection [B, N, 3C] read with offsets 0, C, 2C), and
+// the keys/values may come from two sources that are attended as one sequence [K; K2], [V; V2]
+// (the UNet's reference attention, spec §10: main tokens first, then the reference tokens),
+// which saves a concatenation copy.
+#pragma once
+
+#include <cstdint>
+
+#include "z123/kernels/kernels.hpp"
+#include "z123/tensor.hpp"
+#include "z123/vk/recording.hpp"
+
+namespace z123::kernels {
+
+// One attention input: rows of tensor t ([B, N, W], any W), each row read at elements
+// col_offset .. col_offset + H*D - 1. row_stride is the distance between consecutive token rows in
+// elements; 0 means t's last dimension W (= H*D for a plain [B, N, H*D] tensor).
+// Example: a fused [B, N, 3C] QKV tensor gives q = {&qkv, 0, 0}, k = {&qkv, 0, C}, v = {&qkv, 0, 2C}.
+struct AttnOperand {
+  const Tensor* t = nullptr; // nullptr: operand absent (only allowed for k2 / v2)
+  int64_t row_stride = 0;    // elements between token rows; 0: t->dim(-1)
+  int64_t col_offset = 0;    // first element of head 0 within a row
+};
+
+struct AttentionParams {
+  int64_t heads = 0;    // H
+  int64_t head_dim = 0; // D; see attention_supports_head_dim()
+  float scale = 0;      // multiplies Q·Kᵀ before the softmax; 0: 1/sqrt(head_dim)
+  bool causal = false;  // mask key j > query i (j indexes the joined sequence [K; K2])
+};
+
+// out[b, i, h*D + d] = Σ_j softmax_j(scale · q_i·k_j [+ mask]) v_j[d] over the keys j of
+// [K; K2] (batch b, head h).
+//
+// q: [B, Nq, *]; k, v: [B, Nk, *] (Nk ≥ 1); k2, v2: both absent or both [B, Nk2, *] (Nk2 ≥ 0);
+// out: [B, Nq, H*D], contiguous, must not alias any input. All tensors share one dtype (F32 or
+// F16); scores, softmax statistics and the output accumulator are fp32, the output is rounded
+// once to the storage type. Throws InvalidArgument on a shape / dtype / window mismatch and
+// Unsupported for a head size without a kernel variant. Records into rec; nothing runs until the
+// recording is submitted.
+//
+// Path: the NV cooperative-matrix kernel (fp16 tensor cores, fp32 softmax) when
+// kernels.attention_path() == Path::NvCoopMat, the dtype is F16, the head size has a coopmat
+// variant (attention_coopmat_supports()) and every row stride / column offset is a multiple of 8
+// elements; the portable kernel (fp32 math, any Vulkan 1.2 device) otherwise.
+void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q, AttnOperand k, AttnOperand v, const Tensor& out,
+               const AttentionParams& p, AttnOperand k2 = {}, AttnOperand v2 = {});
+
+// Head sizes the portable kernel has variants for (16, 32, 64, 80, 512; others throw Unsupported):
+// 64 UNet / CLIP text, 80 CLIP vision, 512 VAE, 16 / 32 the tiny test configurations.
+bool attention_supports_head_dim(int64_t head_dim);
+// Head sizes the NV cooperative-matrix kernel has variants for (64).
+bool attention_coopmat_supports(int64_t head_dim);
+
+} // namespace z123::kernels

@@ -1,0 +1,37 @@
+// Dense matrix products with a fused epilogue: the linear layers of every network (projections,
+// feed-forward, time MLP). One GEMM kernel family (shaders/gemm.comp) also serves conv2d.hpp, so
+// both share the epilogue below.
+#pragma once
+
+#include "z123/kernels/kernels.hpp"
+#include "z123/tensor.hpp"
+#include "z123/vk/recording.hpp"
+
+namespace z123::kernels {
+
+// Activation applied to (accumulator + bias) before the residual is added.
+enum class Epilogue : uint32_t {
+  None = 0,
+  Gelu = 1, // exact erf GELU, 0.5 x (1 + erf(x / sqrt 2)) (CLIP MLPs; not the tanh approximation)
+  Silu = 2, // x * sigmoid(x)
+};
+
+// y[M, N] = act(x[M, K] · w[N, K]^T + bias[N]) + residual[M, N]
+//
+// x: [..., K] (M = product of all leading dims), w: [N, K] (checkpoint layout [out, in]),
+// bias: [N] or nullptr, y: [..., N] with x's leading dims, residual: y's shape or nullptr.
+// All tensors share one dtype (F32 or F16); products accumulate in fp32 and the epilogue runs in
+// fp32 before the single rounding to the storage type. y must not alias x, w, bias or residual
+// (residual-in-place is not supported: rows are read and written by different workgroups).
+// Throws InvalidArgument on any shape or dtype mismatch. Records into rec; nothing runs until
+// the recording is submitted.
+//
+// Path: the NV cooperative-matrix kernel when kernels.matmul_path() == Path::NvCoopMat and the
+// dtype is F16; the portable register-tiled kernel otherwise.
+void linear(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor& y,
+            Epilogue act = Epilogue::None, const Tensor* residual = nullptr);
+
+// The output shape linear() expects for y: x's shape with the last dim replaced by w.dim(0).
+std::vector<int64_t> linear_output_shape(const Tensor& x, const Tensor& w);
+
+} // namespace z123::kernels

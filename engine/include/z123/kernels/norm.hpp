@@ -1,0 +1,38 @@
+// Normalizations of token-major (NHWC) activations: GroupNorm (resnets, Transformer2D input, VAE)
+// with an optional fused SiLU, and LayerNorm (transformer blocks, CLIP). Statistics are always
+// computed in fp32 from (per-thread shifted) partial sums merged with Chan's formula, so a large
+// common offset (values around 100 ± 1) does not cancel the variance away.
+#pragma once
+
+#include "z123/kernels/kernels.hpp"
+#include "z123/tensor.hpp"
+#include "z123/vk/recording.hpp"
+
+namespace z123::kernels {
+
+// y = (x - mean[b, g]) / sqrt(var[b, g] + eps) * gamma[c] + beta[c], then SiLU when silu is set.
+//
+// x: [B, HW, C] or [B, H, W, C] (token-major); gamma, beta: [C]; y: x's shape. Statistics per
+// (batch, group) over HW x C/groups values (biased variance, like torch.nn.GroupNorm). groups must
+// divide C. All tensors share one dtype (F32 or F16); math and statistics are fp32.
+// y must not share a buffer with x, gamma or beta: the split path keeps its partial statistics
+// in y's own storage (no scratch buffer) before overwriting it with the result.
+// Throws InvalidArgument on any shape / dtype / aliasing error.
+//
+// Paths: Direct = one dispatch, one workgroup per (batch, group) (small groups); Split = two
+// dispatches over row tiles spread across the whole device (tile statistics, then merge + apply)
+// for large groups such as UNet level 0 or the VAE at full resolution. Auto picks by group size;
+// forcing Split where the tiles cannot hold the statistics throws InvalidArgument.
+enum class GroupNormPath { Auto, Direct, Split };
+
+void group_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                const Tensor& y, int groups, float eps, bool silu, GroupNormPath path = GroupNormPath::Auto);
+
+// y = (x - mean) / sqrt(var + eps) * gamma + beta over the last dimension.
+//
+// x: [..., C] (M = product of the leading dims rows); gamma, beta: [C]; y: x's shape. One dtype
+// for all (F32 or F16); exact two-pass fp32 statistics per row. y may be x (in place).
+void layer_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                const Tensor& y, float eps);
+
+} // namespace z123::kernels

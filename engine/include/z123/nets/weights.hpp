@@ -1,0 +1,39 @@
+// Device weights of one network, loaded by name from its module's safetensors file. Loading
+// first checks the file against the tensor list the config implies (missing, unexpected and
+// mis-shaped tensors are one Model error listing them), then converts every tensor to the
+// storage dtype (the v1.2 UNet is fp32 on disk and fp16 on the device) and uploads it in
+// batches. Convolution weights are reordered to the kernels' [out, kh, kw, in] layout.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "z123/kernels/kernels.hpp"
+#include "z123/model/model_folder.hpp"
+#include "z123/tensor.hpp"
+
+namespace z123::nets {
+
+class Weights {
+public:
+  Weights(vk::Device& device, const ModelFolder& folder, ModelModule module, DType storage);
+
+  // The tensor with this canonical name (spec §13 spelling). Networks name their blocks after
+  // these keys, so a lookup failure is a programming error reported with the module name.
+  const Tensor& at(const std::string& name) const;
+  const Tensor* find(const std::string& name) const;
+  bool has(const std::string& name) const { return find(name) != nullptr; }
+
+  ModelModule module() const { return module_; }
+  DType storage() const { return storage_; }
+  uint64_t device_bytes() const { return device_bytes_; }
+  size_t count() const { return tensors_.size(); }
+
+private:
+  ModelModule module_;
+  DType storage_;
+  std::map<std::string, Tensor> tensors_;
+  uint64_t device_bytes_ = 0;
+};
+
+} // namespace z123::nets

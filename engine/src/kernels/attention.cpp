@@ -1,0 +1,145 @@
+// kernels::attention(): argument checks, path choice and the dispatch of shaders/attention.comp.
+#include "z123/kernels/attention.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <string>
+
+#include "z123/error.hpp"
+
+namespace z123::kernels {
+
+namespace {
+
+constexpr const char* kOp = "attention";
+constexpr double kLog2e = 1.4426950408889634;
+
+// Mirrors the push-constant block of shaders/attention.comp.
+struct Push {
+  uint32_t nq, nk, nk2, heads;
+  uint32_t q_stride, q_off, k_stride, k_off;
+  uint32_t v_stride, v_off, k2_stride, k2_off;
+  uint32_t v2_stride, v2_off;
+  uint32_t causal;
+  float scale_log2;
+};
+static_assert(sizeof(Push) == 64);
+
+// Queries per workgroup of each variant (must match shaders/variants/attention.cmake and the
+// coopmat tiling in shaders/common/attention_nv_coopmat.glsl).
+int64_t portable_queries_per_group(int64_t head_dim) { return head_dim == 512 ? 16 : 64; }
+constexpr int64_t kCoopmatQueriesPerGroup = 128;
+
+struct Operand {
+  const Tensor* t;
+  int64_t n, stride, offset;
+};
+
+// "attention: q" — the start of every error message about one operand.
+std::string prefix(const char* what) { return std::string(kOp) + ": " + what; }
+
+// Validates one operand against batch and window width, resolving row_stride 0.
+Operand resolve(const char* what, const AttnOperand& a, int64_t batch, int64_t width, DType dtype) {
+  if (!a.t) throw invalid_argument(prefix(what) + " is missing");
+  const Tensor& t = *a.t;
+  if (t.shape.size() != 3 || t.dim(0) != batch)
+    throw invalid_argument(prefix(what) + " must be [" + std::to_string(batch) + ", N, *], found " + t.describe());
+  if (t.dtype != dtype)
+    throw invalid_argument(prefix(what) + " has dtype " + dtype_name(t.dtype) + ", expected " + dtype_name(dtype) +
+                           " like q (" + t.describe() + ")");
+  Operand o{&t, t.dim(1), a.row_stride ? a.row_stride : t.dim(2), a.col_offset};
+  if (o.stride < 0 || o.offset < 0 || o.offset + width > o.stride)
+    throw invalid_argument(prefix(what) + ": window of " + std::to_string(width) + " elements at offset " +
+                           std::to_string(o.offset) + " does not fit rows of stride " + std::to_string(o.stride) +
+                           " (" + t.describe() + ")");
+  const int64_t last = (batch * o.n - 1) * o.stride + o.offset + width; // one past the last element read
+  if (last > t.numel())
+    throw invalid_argument(prefix(what) + ": rows of stride " + std::to_string(o.stride) + " read " +
+                           std::to_string(last) + " elements, " + t.describe() + " holds " +
+                           std::to_string(t.numel()));
+  if (last > std::numeric_limits<uint32_t>::max())
+    throw unsupported(prefix(what) + ": " + t.describe() + " needs element indices beyond 32 bits");
+  return o;
+}
+
+bool coopmat_aligned(const Operand& o) { return o.stride % 8 == 0 && o.offset % 8 == 0; }
+
+} // namespace
+
+bool attention_supports_head_dim(int64_t head_dim) {
+  return head_dim == 16 || head_dim == 32 || head_dim == 64 || head_dim == 80 || head_dim == 512;
+}
+bool attention_coopmat_supports(int64_t head_dim) { return head_dim == 64; }
+
+void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, AttnOperand k_in, AttnOperand v_in,
+               const Tensor& out, const AttentionParams& p, AttnOperand k2_in, AttnOperand v2_in) {
+  if (p.heads <= 0 || p.head_dim <= 0)
+    throw invalid_argument(std::string(kOp) + ": heads (" + std::to_string(p.heads) + ") and head_dim (" +
+                           std::to_string(p.head_dim) + ") must be positive");
+  if (!attention_supports_head_dim(p.head_dim))
+    throw unsupported(std::string(kOp) + ": no kernel variant for head size " + std::to_string(p.head_dim) +
+                      " (supported: 16, 32, 64, 80, 512)");
+  if (!q_in.t) throw invalid_argument(std::string(kOp) + ": q is missing");
+  if ((k2_in.t == nullptr) != (v2_in.t == nullptr))
+    throw invalid_argument(std::string(kOp) + ": the second key/value source needs both k2 and v2");
+  if (!(p.scale >= 0) || !std::isfinite(p.scale))
+    throw invalid_argument(std::string(kOp) + ": scale must be finite and >= 0 (0: 1/sqrt(head_dim))");
+
+  if (q_in.t->shape.size() != 3)
+    throw invalid_argument(std::string(kOp) + ": q must be [B, Nq, *], found " + q_in.t->describe());
+  const DType dtype = q_in.t->dtype;
+  const int64_t batch = q_in.t->dim(0);
+  const int64_t width = p.heads * p.head_dim;
+  const Operand q = resolve("q", q_in, batch, width, dtype);
+  const Operand k = resolve("k", k_in, batch, width, dtype);
+  const Operand v = resolve("v", v_in, batch, width, dtype);
+  if (v.n != k.n)
+    throw invalid_argument(std::string(kOp) + ": k and v token counts differ (" + k.t->describe() + " vs " +
+                           v.t->describe() + ")");
+  const bool second = k2_in.t != nullptr;
+  const Operand k2 = second ? resolve("k2", k2_in, batch, width, dtype) : Operand{k.t, 0, 0, 0};
+  const Operand v2 = second ? resolve("v2", v2_in, batch, width, dtype) : Operand{v.t, 0, 0, 0};
+  if (v2.n != k2.n)
+    throw invalid_argument(std::string(kOp) + ": k2 and v2 token counts differ (" + k2.t->describe() + " vs " +
+                           v2.t->describe() + ")");
+  expect_shape(kOp, "out", out, {batch, q.n, width});
+  expect_same_dtype(kOp, *q.t, out);
+  for (const Operand* o : {&q, &k, &v, &k2, &v2})
+    if (o->t->buffer == out.buffer)
+      throw invalid_argument(std::string(kOp) + ": out " + out.describe() + " aliases input " + o->t->describe());
+  if (out.numel() > std::numeric_limits<uint32_t>::max())
+    throw unsupported(std::string(kOp) + ": out " + out.describe() + " needs element indices beyond 32 bits");
+
+  const bool coopmat = kernels.attention_path() == Path::NvCoopMat && dtype == DType::F16 &&
+                       kernels.device().info().subgroup_size == 32 &&
+                       attention_coopmat_supports(p.head_dim) && coopmat_aligned(q) && coopmat_aligned(k) &&
+                       coopmat_aligned(v) && (!second || (coopmat_aligned(k2) && coopmat_aligned(v2)));
+
+  const double scale = p.scale > 0 ? p.scale : 1.0 / std::sqrt(static_cast<double>(p.head_dim));
+  auto u32 = [](int64_t x) { return static_cast<uint32_t>(x); };
+  Push push{u32(q.n),        u32(k.n),        u32(second ? k2.n : 0), u32(p.heads),
+            u32(q.stride),   u32(q.offset),   u32(k.stride),          u32(k.offset),
+            u32(v.stride),   u32(v.offset),   u32(k2.stride),         u32(k2.offset),
+            u32(v2.stride),  u32(v2.offset),  p.causal ? 1u : 0u,     static_cast<float>(scale * kLog2e)};
+
+  const std::string base = "attention_d" + std::to_string(p.head_dim);
+  std::string shader = coopmat ? base + "_nvcm_f16" : variant(base, dtype);
+  int64_t per_group = coopmat ? kCoopmatQueriesPerGroup : portable_queries_per_group(p.head_dim);
+  // Test knob: the coopmat variant with the generic (shared-memory) row reductions.
+  if (const char* g = std::getenv("Z123_ATTN_COOPMAT_GENERIC"); coopmat && g && std::string(g) == "1")
+    shader = base + "_nvcm_generic_f16";
+  // EXPERIMENT (temporary): Z123_ATTN_NV=y1..y7 picks an alternative coopmat tiling.
+  if (const char* e = std::getenv("Z123_ATTN_NV"); coopmat && e && *e) {
+    std::string x = e;
+    shader = base + "_nvcm_" + x + "_f16";
+    per_group = x == "y3" ? 64 : 128;
+  }
+  const vk::Pipeline& pipe = kernels.pipeline(shader, 6, sizeof(Push));
+  rec.dispatch(pipe,
+               {vk::in(q.t->buf()), vk::in(k.t->buf()), vk::in(v.t->buf()), vk::in(k2.t->buf()), vk::in(v2.t->buf()),
+                vk::out(out.buf())},
+               &push, sizeof push, div_up(q.n, per_group), u32(p.heads), u32(batch));
+}
+
+} // namespace z123::kernels

@@ -1,0 +1,98 @@
+#include "kernels/gemm_dispatch.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "z123/error.hpp"
+
+namespace z123::kernels::detail {
+namespace {
+
+constexpr uint32_t kFlagBias = 1, kFlagResidual = 2, kActShift = 8;
+// Row tiles per grid dimension: the Vulkan minimum for maxComputeWorkGroupCount[1..2].
+constexpr uint32_t kMaxGroups = 65535;
+uint32_t g_max_groups = kMaxGroups; // lowered by tests to exercise the split on small problems
+
+// Portable kernel: each invocation computes a kPortableRows x kPortableCols block (TM/TN in
+// gemm.comp; 8 x 8 measured fastest on lavapipe, 1.5-2.5x over 4 x 4, 8 x 4 and 16 x 4).
+constexpr uint32_t kPortableRows = 8, kPortableCols = 8;
+constexpr uint32_t kPortableInvocations = 64;
+// The narrow variants (gemm_narrow_*, gemm_conv_narrow_*) compute 4 x 4 blocks, for N <= 4.
+constexpr uint32_t kNarrowBlock = 4;
+// Cooperative-matrix kernel: 128 x 128 tiles per workgroup of 8 subgroups of 32; for N <= 16
+// the narrow variant's 128 x 16 tiles (128-wide ones would be over 90% padding: the 960x640
+// conv_out 128->3 took 12 ms on an H200 with them).
+constexpr uint32_t kCoopTileM = 128, kCoopTileN = 128, kCoopNarrowN = 16;
+constexpr uint32_t kCoopSubgroup = 32;
+
+// Spreads `tiles` row tiles over grid y and z, each at most kMaxGroups.
+void split_rows(uint32_t tiles, uint32_t& gy, uint32_t& gz) {
+  gz = (tiles + g_max_groups - 1) / g_max_groups;
+  gy = (tiles + gz - 1) / gz;
+}
+
+bool same_buffer(const Tensor& a, const Tensor* b) { return b && a.buffer == b->buffer; }
+
+} // namespace
+
+void set_max_grid_rows_for_testing(uint32_t groups) { g_max_groups = groups ? groups : kMaxGroups; }
+
+bool gemm_uses_coopmat(const Kernels& kernels, DType dtype) {
+  return kernels.matmul_path() == Path::NvCoopMat && dtype == DType::F16 && kernels.path_available(Path::NvCoopMat);
+}
+
+void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const GemmProblem& p) {
+  const Tensor& x = *p.x;
+  const Tensor& w = *p.w;
+  const Tensor& y = *p.y;
+  expect_same_dtype(op, x, w);
+  expect_same_dtype(op, x, y);
+  if (p.bias) expect_same_dtype(op, x, *p.bias);
+  if (p.residual) expect_same_dtype(op, x, *p.residual);
+  for (const Tensor* in : {&x, &w, p.bias, p.residual})
+    if (in && same_buffer(y, in))
+      throw invalid_argument(std::string(op) + ": output " + y.describe() + " aliases input " + in->describe());
+  // Shaders index with 32-bit (conv offsets: signed) integers.
+  for (const Tensor* t : {&x, &w, &y})
+    if (t->numel() >= (int64_t{1} << 31))
+      throw unsupported(std::string(op) + ": " + t->describe() + " has 2^31 or more elements");
+
+  GemmPush push = p.geometry;
+  if (push.M == 0 || push.N == 0) return;
+  push.flags =
+      (p.bias ? kFlagBias : 0) | (p.residual ? kFlagResidual : 0) | (static_cast<uint32_t>(p.act) << kActShift);
+  // Contiguous run along K that a vector load may cover: all of K, or one tap's Cin for conv.
+  uint32_t run = p.conv ? push.Cin : push.K;
+
+  std::vector<vk::Binding> bindings{vk::in(x.buf()), vk::in(w.buf()), vk::in(p.bias ? p.bias->buf() : x.buf()),
+                                    vk::in(p.residual ? p.residual->buf() : x.buf()), vk::out(y.buf())};
+  std::string base = p.conv ? "gemm_conv" : "gemm";
+  uint32_t gy = 0, gz = 0;
+
+  if (gemm_uses_coopmat(kernels, x.dtype)) {
+    uint32_t subgroup = kernels.device().features().subgroup_size_control ? kCoopSubgroup : 0;
+    bool narrow = push.N <= kCoopNarrowN;
+    const vk::Pipeline& pipe = kernels.pipeline(variant(base + (narrow ? "_nv_narrow" : "_nv"), x.dtype), 5,
+                                                sizeof push, {run % 8 == 0 ? 1u : 0u}, subgroup);
+    split_rows(div_up(push.M, kCoopTileM), gy, gz);
+    push.m_groups_y = gy;
+    rec.dispatch(pipe, bindings, &push, sizeof push, div_up(push.N, narrow ? kCoopNarrowN : kCoopTileN), gy, gz);
+    return;
+  }
+
+  // Portable: 8 x 8 invocations of 8 x 8 blocks (a 64 x 64 tile) in general. Narrow outputs
+  // (conv_out to RGB, latent and quant convs) get one column of 64 invocations instead, with
+  // 4 x 4 blocks when N <= 4, so most of each workgroup is not padding. Few shapes on purpose:
+  // each is a pipeline that lavapipe compiles for about 0.3 s in every cold CI run.
+  bool narrow = push.N <= kNarrowBlock;
+  uint32_t rows = narrow ? kNarrowBlock : kPortableRows, cols = narrow ? kNarrowBlock : kPortableCols;
+  uint32_t wg_n = push.N <= cols ? 1 : 8;
+  uint32_t wg_m = kPortableInvocations / wg_n;
+  const vk::Pipeline& pipe = kernels.pipeline(variant(base + (narrow ? "_narrow" : ""), x.dtype), 5, sizeof push,
+                                              {wg_n, wg_m, run % 4 == 0 ? 1u : 0u});
+  split_rows(div_up(push.M, wg_m * rows), gy, gz);
+  push.m_groups_y = gy;
+  rec.dispatch(pipe, bindings, &push, sizeof push, div_up(push.N, wg_n * cols), gy, gz);
+}
+
+} // namespace z123::kernels::detail

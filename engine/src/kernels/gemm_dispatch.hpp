@@ -1,0 +1,46 @@
+// Internal: records one GEMM dispatch (shaders/gemm.comp or gemm_coopmat_nv.comp) for linear()
+// and conv2d(), which only validate shapes and describe the problem. Picks the path, tiles and
+// grid; knows the push-constant layout of shaders/common/gemm_io.glsl.
+#pragma once
+
+#include <cstdint>
+
+#include "z123/kernels/kernels.hpp"
+#include "z123/kernels/matmul.hpp"
+#include "z123/tensor.hpp"
+#include "z123/vk/recording.hpp"
+
+namespace z123::kernels::detail {
+
+// Mirrors the GemmPush block of shaders/common/gemm_io.glsl.
+struct GemmPush {
+  uint32_t M = 0, N = 0, K = 0;
+  uint32_t flags = 0;
+  uint32_t m_groups_y = 0;
+  uint32_t H = 0, W = 0, Cin = 0, Ho = 0, Wo = 0, KH = 1, KW = 1, stride = 1, pad_top = 0, pad_left = 0, upsample = 1;
+};
+static_assert(sizeof(GemmPush) == 16 * 4, "push block layout changed");
+
+struct GemmProblem {
+  const Tensor* x = nullptr;
+  const Tensor* w = nullptr;
+  const Tensor* bias = nullptr;     // optional
+  const Tensor* residual = nullptr; // optional
+  const Tensor* y = nullptr;
+  Epilogue act = Epilogue::None;
+  bool conv = false;
+  GemmPush geometry; // M, N, K and (conv) the geometry fields; flags/m_groups_y are filled in
+};
+
+// Whether this context sends problems of this dtype to the cooperative-matrix kernel.
+bool gemm_uses_coopmat(const Kernels& kernels, DType dtype);
+
+// Row tiles go to grid y, and to z past this many (default 65535, the Vulkan minimum limit).
+// Tests lower it to cover the y/z split with small problems; 0 restores the default.
+void set_max_grid_rows_for_testing(uint32_t groups);
+
+// Validates what every GEMM needs (same dtype, no output aliasing, 32-bit index range) with
+// `op` in the messages, then records the dispatch.
+void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const GemmProblem& p);
+
+} // namespace z123::kernels::detail

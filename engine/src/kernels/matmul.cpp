@@ -1,0 +1,43 @@
+#include "z123/kernels/matmul.hpp"
+
+#include <string>
+
+#include "kernels/gemm_dispatch.hpp"
+#include "z123/error.hpp"
+
+namespace z123::kernels {
+
+std::vector<int64_t> linear_output_shape(const Tensor& x, const Tensor& w) {
+  if (x.shape.empty()) throw invalid_argument("linear: input " + x.describe() + " must have at least 1 dim");
+  if (w.shape.size() != 2) throw invalid_argument("linear: weight " + w.describe() + " must be [out, in]");
+  if (w.dim(1) != x.dim(-1))
+    throw invalid_argument("linear: weight " + w.describe() + " takes " + std::to_string(w.dim(1)) +
+                           " input features, input " + x.describe() + " has " + std::to_string(x.dim(-1)));
+  std::vector<int64_t> shape = x.shape;
+  shape.back() = w.dim(0);
+  return shape;
+}
+
+void linear(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor& y,
+            Epilogue act, const Tensor* residual) {
+  std::vector<int64_t> out = linear_output_shape(x, w);
+  expect_shape("linear", "output", y, out);
+  if (bias) expect_shape("linear", "bias", *bias, {w.dim(0)});
+  if (residual) expect_shape("linear", "residual", *residual, out);
+
+  detail::GemmProblem p;
+  p.x = &x;
+  p.w = &w;
+  p.bias = bias;
+  p.residual = residual;
+  p.y = &y;
+  p.act = act;
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < x.shape.size(); ++i) rows *= x.shape[i];
+  p.geometry.M = static_cast<uint32_t>(rows);
+  p.geometry.N = static_cast<uint32_t>(w.dim(0));
+  p.geometry.K = static_cast<uint32_t>(w.dim(1));
+  detail::record_gemm(kernels, rec, "linear", p);
+}
+
+} // namespace z123::kernels

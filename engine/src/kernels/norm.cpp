@@ -1,0 +1,185 @@
+// GroupNorm and LayerNorm entry points: shape checks, path choice and dispatch geometry for
+// shaders/group_norm.comp and shaders/layer_norm.comp.
+#include "z123/kernels/norm.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "kernels/grid.hpp"
+#include "z123/error.hpp"
+
+namespace z123::kernels {
+namespace {
+
+// Tuning overrides for benchmarks (unset in normal use).
+int64_t env_int(const char* name, int64_t fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::strtoll(v, nullptr, 10) : fallback;
+}
+
+// Must match the push block of shaders/group_norm.comp.
+struct GroupNormPush {
+  uint32_t HW, C, G, cpg;
+  uint32_t tile_rows, ntiles;
+  uint32_t row_lanes;
+  float eps;
+  uint32_t silu;
+};
+
+struct LayerNormPush {
+  uint32_t M, CV, rows_per_wg;
+  float eps;
+};
+
+constexpr uint32_t kDirectThreads = 256; // power of two (tree reduction)
+// The split path's workgroups: large, so that even a small tensor (few tiles, see plan_split)
+// keeps the device busy and each invocation needs few dependent memory round trips.
+uint32_t split_threads(const vk::Device& device) {
+  return static_cast<uint32_t>(env_int("Z123_GN_THREADS", std::min<uint32_t>(1024, std::max<uint32_t>(256, device.info().max_workgroup_invocations))));
+}
+// The partial stage's per-(row lane, channel) statistics stay below this much shared memory.
+constexpr uint64_t kPartialSharedBytes = 24 << 10;
+// A group at most this large (HW * C / G values) takes the one-dispatch direct path: below it the
+// split path's second dispatch costs more than the lost parallelism.
+int64_t direct_max_group() { return env_int("Z123_GN_DIRECT_MAX", 16384); }
+// Split path: at most this many tiles (partial and apply workgroups) over the whole tensor.
+int64_t tile_target() { return env_int("Z123_GN_TILES", 256); }
+
+void check_param(const char* op, const char* what, const Tensor& p, const Tensor& x, int64_t C) {
+  expect_shape(op, what, p, {C});
+  expect_same_dtype(op, x, p);
+}
+
+void check_no_alias(const char* op, const Tensor& y, const Tensor& other) {
+  if (y.buffer == other.buffer)
+    throw invalid_argument(std::string(op) + ": output " + y.describe() + " must not share its buffer with input " +
+                           other.describe());
+}
+
+struct SplitPlan {
+  uint32_t threads = 256, vec = 1, tile_rows = 0, ntiles = 0, row_lanes = 1, partial_cap = 0;
+};
+
+// The split path keeps every tile's partial statistics inside every tile of y (see
+// group_norm.comp): with T tiles per batch, a tile must hold T * G (mean, M2) pairs, which bounds
+// T by about sqrt(bytes per batch / (8 G)); the broadcast also writes B T^2 G 8 bytes, so T stays
+// moderate. Returns false when no tiling fits or the shared arrays would not; the direct path
+// then runs.
+bool plan_split(const vk::Device& device, int64_t B, int64_t HW, int64_t C, int64_t G, DType dtype,
+                SplitPlan& plan) {
+  const uint64_t shared = device.info().max_shared_memory;
+  const int64_t W = split_threads(device);
+  if (G > W) return false;
+  const int64_t vec = C % 4 == 0 ? 4 : 1;
+  const int64_t CV = C / vec;
+  const int64_t max_lanes = static_cast<int64_t>(std::min<uint64_t>(shared, kPartialSharedBytes) / (8 * C));
+  // Row lanes: fill the workgroup, within the shared budget, and at most 2 W / G of them (the
+  // shader's per-(group, lane) pass covers two rows of W invocations).
+  const int64_t row_lanes = std::min<int64_t>({std::max<int64_t>(1, W / CV), max_lanes, 2 * W / G});
+  if (row_lanes < 1) return false;
+  const int64_t partial_cap = row_lanes * C; // vec2 entries
+  if (static_cast<uint64_t>(C) * 8 + W * 12 > shared) return false; // apply: (a, d) table + merge lanes
+  const int64_t row_bytes = C * static_cast<int64_t>(dtype_size(dtype));
+  // Rows per tile: enough for every row lane of the partial stage to see a few rows.
+  const int64_t min_rows = std::max<int64_t>(1, 2 * row_lanes);
+  int64_t T = std::min<int64_t>({std::max<int64_t>(1, tile_target() / B), std::max<int64_t>(1, HW / min_rows),
+                                 static_cast<int64_t>(kMaxGridDim)});
+  // The smallest tile (HW / T rows) must hold T * G pairs after its first whole word.
+  while (T >= 1 && (HW / T) * row_bytes < 8 * G * T + 4) --T;
+  if (T < 1) return false;
+  plan.threads = static_cast<uint32_t>(W);
+  plan.vec = static_cast<uint32_t>(vec);
+  plan.tile_rows = static_cast<uint32_t>(HW / T);
+  plan.ntiles = static_cast<uint32_t>(T); // the last tile takes the remainder
+  plan.row_lanes = static_cast<uint32_t>(row_lanes);
+  plan.partial_cap = static_cast<uint32_t>(partial_cap);
+  return true;
+}
+
+} // namespace
+
+void group_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                const Tensor& y, int groups, float eps, bool silu, GroupNormPath path) {
+  const char* op = "group_norm";
+  if (x.shape.size() != 3 && x.shape.size() != 4)
+    throw invalid_argument(std::string(op) + ": x must be [B, HW, C] or [B, H, W, C], found " + x.describe());
+  const int64_t B = x.dim(0), C = x.dim(-1), HW = x.numel() / (B * C);
+  if (groups <= 0 || C % groups != 0)
+    throw invalid_argument(std::string(op) + ": " + std::to_string(groups) + " groups do not divide the " +
+                           std::to_string(C) + " channels of " + x.describe());
+  check_param(op, "gamma", gamma, x, C);
+  check_param(op, "beta", beta, x, C);
+  expect_shape(op, "y", y, x.shape);
+  expect_same_dtype(op, x, y);
+  check_no_alias(op, y, x);
+  check_no_alias(op, y, gamma);
+  check_no_alias(op, y, beta);
+  if (x.numel() >= (int64_t(1) << 31))
+    throw invalid_argument(std::string(op) + ": " + x.describe() + " has more than 2^31 elements");
+  const int64_t G = groups, cpg = C / G;
+
+  GroupNormPush p{};
+  p.HW = static_cast<uint32_t>(HW);
+  p.C = static_cast<uint32_t>(C);
+  p.G = static_cast<uint32_t>(G);
+  p.cpg = static_cast<uint32_t>(cpg);
+  p.eps = eps;
+  p.silu = silu ? 1u : 0u;
+
+  SplitPlan plan;
+  bool split = path != GroupNormPath::Direct && plan_split(kernels.device(), B, HW, C, G, x.dtype, plan) &&
+               (path == GroupNormPath::Split || HW * cpg > direct_max_group());
+  if (path == GroupNormPath::Split && !split)
+    throw invalid_argument(std::string(op) + ": the split path cannot run on " + x.describe() +
+                           " (y too small for its statistics, or too many channels for shared memory)");
+  if (B > static_cast<int64_t>(kMaxGridDim) || G > static_cast<int64_t>(kMaxGridDim))
+    throw invalid_argument(std::string(op) + ": batch or group count over 65535 in " + x.describe());
+
+  const vk::Binding ws = vk::out(y.buf()); // the split path's statistics live in y's tiles
+  std::vector<vk::Binding> bindings = {vk::in(x.buf()), vk::in(gamma.buf()), vk::in(beta.buf()), vk::out(y.buf()),
+                                       ws};
+  const uint32_t push_bytes = sizeof p;
+  if (!split) {
+    auto& pipe = kernels.pipeline(variant("group_norm_direct", x.dtype), 5, push_bytes, {kDirectThreads});
+    rec.dispatch(pipe, bindings, &p, push_bytes, static_cast<uint32_t>(G), static_cast<uint32_t>(B));
+    return;
+  }
+  p.tile_rows = plan.tile_rows;
+  p.ntiles = plan.ntiles;
+  p.row_lanes = plan.row_lanes;
+  const std::string v = plan.vec == 4 ? "_vec4" : "";
+  auto& partial = kernels.pipeline(variant("group_norm_partial" + v, x.dtype), 5, push_bytes,
+                                   {plan.threads, plan.partial_cap});
+  static const int64_t skip = env_int("Z123_GN_SKIP", 0); // TEMP: 1 skips partial, 2 skips apply
+  if (skip != 1) rec.dispatch(partial, bindings, &p, push_bytes, plan.ntiles, static_cast<uint32_t>(B));
+  auto& apply = kernels.pipeline(variant("group_norm_apply" + v, x.dtype), 5, push_bytes,
+                                 {plan.threads, static_cast<uint32_t>(C / plan.vec)});
+  if (skip != 2) rec.dispatch(apply, bindings, &p, push_bytes, plan.ntiles, static_cast<uint32_t>(B));
+}
+
+void layer_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                const Tensor& y, float eps) {
+  const char* op = "layer_norm";
+  if (x.shape.empty()) throw invalid_argument(std::string(op) + ": x has no dimensions: " + x.describe());
+  const int64_t C = x.dim(-1), M = x.numel() / C;
+  check_param(op, "gamma", gamma, x, C);
+  check_param(op, "beta", beta, x, C);
+  expect_shape(op, "y", y, x.shape);
+  expect_same_dtype(op, x, y);
+  if (x.numel() >= (int64_t(1) << 31))
+    throw invalid_argument(std::string(op) + ": " + x.describe() + " has more than 2^31 elements");
+  // One row per subgroup: as many rows per workgroup as it has subgroups (at the device's
+  // reported subgroup size; the shader loops, so another actual size only costs speed).
+  const uint32_t threads = 256;
+  const uint32_t subgroup = std::max<uint32_t>(1, kernels.device().info().subgroup_size);
+  const uint32_t rows_per_wg = std::max<uint32_t>(1, threads / subgroup);
+  const uint32_t vec = C % 4 == 0 ? 4 : 1;
+  LayerNormPush p{static_cast<uint32_t>(M), static_cast<uint32_t>(C / vec), rows_per_wg, eps};
+  auto& pipe = kernels.pipeline(variant(vec == 4 ? "layer_norm_vec4" : "layer_norm", x.dtype), 4, sizeof p, {threads});
+  Grid g = wrap_grid(div_up(M, rows_per_wg));
+  rec.dispatch(pipe, {vk::in(x.buf()), vk::in(gamma.buf()), vk::in(beta.buf()), vk::out(y.buf())}, &p, sizeof p, g.x,
+               g.y);
+}
+
+} // namespace z123::kernels

@@ -1,0 +1,82 @@
+#include "z123/nets/blocks.hpp"
+
+#include "z123/error.hpp"
+#include "z123/kernels/attention.hpp"
+#include "z123/kernels/conv2d.hpp"
+#include "z123/kernels/elementwise.hpp"
+#include "z123/kernels/matmul.hpp"
+#include "z123/kernels/norm.hpp"
+
+namespace z123::nets {
+
+using namespace z123::kernels;
+
+Tensor conv(NetContext& c, const std::string& prefix, const Tensor& x, int64_t cout, int stride, int pad_tl,
+            int pad_br, int upsample, const Tensor* residual) {
+  const Tensor& w = c.w.at(prefix + ".weight");
+  Conv2dParams p{stride, pad_tl, pad_tl, pad_br, pad_br, upsample};
+  std::vector<int64_t> shape = conv2d_output_shape(x, w, p);
+  if (shape.back() != cout) throw internal_error(prefix + ": conv produces " + std::to_string(shape.back()) + " channels");
+  Tensor y = c.ws.acquire(x.dtype, shape, prefix);
+  conv2d(c.k, c.rec, x, w, c.w.find(prefix + ".bias"), y, p, Epilogue::None, residual);
+  return y;
+}
+
+Tensor resnet_block(NetContext& c, const std::string& prefix, const Tensor& x, int64_t cout, int groups, float eps,
+                    const Tensor* silu_emb) {
+  const std::string p = prefix + ".";
+  Tensor n = c.ws.acquire(x.dtype, x.shape, p + "norm1");
+  group_norm(c.k, c.rec, x, c.w.at(p + "norm1.weight"), c.w.at(p + "norm1.bias"), n, groups, eps, true);
+  Tensor h = conv(c, p + "conv1", n, cout, 1, 1, 1);
+  c.ws.release(n);
+  if (silu_emb) {
+    // Time injection after conv1, before norm2 (spec §17.23): per-(batch, channel) bias.
+    Tensor t = c.ws.acquire(x.dtype, {silu_emb->dim(0), cout}, p + "time_emb_proj");
+    linear(c.k, c.rec, *silu_emb, c.w.at(p + "time_emb_proj.weight"), &c.w.at(p + "time_emb_proj.bias"), t);
+    Tensor h2 = c.ws.acquire(x.dtype, h.shape, p + "h+t");
+    add(c.k, c.rec, h, t, h2);
+    c.ws.release(t);
+    c.ws.release(h);
+    h = h2;
+  }
+  Tensor n2 = c.ws.acquire(x.dtype, h.shape, p + "norm2");
+  group_norm(c.k, c.rec, h, c.w.at(p + "norm2.weight"), c.w.at(p + "norm2.bias"), n2, groups, eps, true);
+  c.ws.release(h);
+  Tensor shortcut = x;
+  bool has_shortcut = c.w.has(p + "conv_shortcut.weight");
+  if (has_shortcut) shortcut = conv(c, p + "conv_shortcut", x, cout, 1, 0, 0);
+  // conv2 with the residual fused into its epilogue: out = shortcut + conv2(n2).
+  Tensor out = conv(c, p + "conv2", n2, cout, 1, 1, 1, 1, &shortcut);
+  c.ws.release(n2);
+  if (has_shortcut) c.ws.release(shortcut);
+  return out;
+}
+
+Tensor vae_attention(NetContext& c, const std::string& prefix, const Tensor& x, int groups, float eps) {
+  const std::string p = prefix + ".";
+  const int64_t B = x.dim(0), C = x.dim(-1), N = x.numel() / (B * C);
+  Tensor tokens = x;
+  tokens.shape = {B, N, C};
+  Tensor n = c.ws.acquire(x.dtype, {B, N, C}, p + "group_norm");
+  group_norm(c.k, c.rec, tokens, c.w.at(p + "group_norm.weight"), c.w.at(p + "group_norm.bias"), n, groups, eps, false);
+  Tensor q = c.ws.acquire(x.dtype, {B, N, C}, p + "q"), k = c.ws.acquire(x.dtype, {B, N, C}, p + "k"),
+         v = c.ws.acquire(x.dtype, {B, N, C}, p + "v");
+  linear(c.k, c.rec, n, c.w.at(p + "to_q.weight"), &c.w.at(p + "to_q.bias"), q);
+  linear(c.k, c.rec, n, c.w.at(p + "to_k.weight"), &c.w.at(p + "to_k.bias"), k);
+  linear(c.k, c.rec, n, c.w.at(p + "to_v.weight"), &c.w.at(p + "to_v.bias"), v);
+  c.ws.release(n);
+  Tensor a = c.ws.acquire(x.dtype, {B, N, C}, p + "attn");
+  attention(c.k, c.rec, {&q}, {&k}, {&v}, a, {1, C, 0.0f, false});
+  c.ws.release(q);
+  c.ws.release(k);
+  c.ws.release(v);
+  Tensor out = c.ws.acquire(x.dtype, x.shape, p + "out");
+  Tensor out_tokens = out;
+  out_tokens.shape = {B, N, C};
+  linear(c.k, c.rec, a, c.w.at(p + "to_out.0.weight"), &c.w.at(p + "to_out.0.bias"), out_tokens, Epilogue::None,
+         &tokens);
+  c.ws.release(a);
+  return out;
+}
+
+} // namespace z123::nets

@@ -1,0 +1,428 @@
+// NV cooperative-matrix attention path (tensor cores; included by attention.comp with
+// ATTN_NV_COOPMAT). fp16 storage and matrix inputs, fp32 accumulators, fp32 softmax.
+//
+// Workgroup: NW subgroups of 32 invocations, each owning R x 16 query rows for one (head, batch).
+// Keys/values stream through a double-buffered shared-memory tile of BK rows (one barrier per
+// tile); the next tile is loaded from global memory into registers while the tensor cores work
+// on the current one. Per tile and subgroup:
+//   S = Q·Kᵀ               R x BK/16 fp32 fragments (Q fragments stay in registers throughout)
+//   m = rowmax(S)·c        running max per row, alpha = exp2(m_old - m)
+//   P = exp2(S·c - m)      in registers; O and the partial row sums are rescaled by alpha
+//   O += P·V               P converted to fp16 fragments
+// Which row (and column) an invocation's element i of a fragment holds is implementation-
+// defined. The kernel learns it once, by loading a matrix whose entries are their own indices
+// (`where`); elements of fragments of one type share that layout, so per-row statistics can be
+// applied to the accumulators in registers instead of round-tripping O through shared memory.
+// Row reductions then take one of two routes, chosen once per subgroup at run time:
+//   QUAD: every invocation's elements lie in rows g and g + 8 with g = lane / 4 (the tensor-core
+//         accumulator layout of NVIDIA GPUs): the 4 invocations of a row are one quad, so row
+//         max and row sum are two shuffles, with no shared memory and no subgroup barrier;
+//   generic: elementwise reduction over the key fragments, one 16x16 matrix per row block through
+//         shared memory, one invocation per row.
+//
+// Requirements (checked in attention.cpp): D a multiple of 16 (variants: 64), row strides and
+// column offsets multiples of 8 elements (16-byte loads), subgroup size 32.
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_vote : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+
+#ifndef DTYPE_F16
+#error "the cooperative-matrix attention is fp16 only"
+#endif
+#if (D % 16) != 0
+#error "HEAD_DIM must be a multiple of 16"
+#endif
+
+#ifndef ATTN_NW
+#define ATTN_NW 8 // subgroups per workgroup
+#endif
+#ifndef ATTN_R
+#define ATTN_R 1 // 16-row blocks per subgroup
+#endif
+#ifndef ATTN_BK
+#define ATTN_BK 64 // keys per tile
+#endif
+#ifndef ATTN_STAGES
+#define ATTN_STAGES 2 // shared K/V buffers: 2 = one barrier per tile
+#endif
+#define NT (ATTN_NW * 32)
+#define QB (ATTN_NW * ATTN_R * 16) // queries per workgroup (attention.cpp: kCoopmatQueriesPerGroup)
+#define NB (ATTN_BK / 16)          // key fragments per tile
+#define ND (D / 16)                // head-dim fragments
+#define UR (D / 8)                 // 16-byte units per head row
+#define LDK (UR + 1)               // shared row stride in units: +1 so fragment rows hit distinct banks
+#define KV_UNITS (ATTN_BK * UR)    // units per K (or V) tile
+#define KV_PER_T (KV_UNITS / NT)   // units each invocation moves per tile
+#define STAGE_UNITS (2 * ATTN_BK * LDK)
+#define LDS 5                      // scratch 16x16 fp32 matrix row stride in units (4 + 1 pad)
+#define SCR_UNITS (ATTN_R * 16 * LDS)
+
+#if (KV_UNITS % NT) != 0
+#error "tile must divide evenly among the invocations"
+#endif
+
+layout(local_size_x = NT) in;
+
+layout(std430, binding = 0) readonly buffer QBuf { uvec4 q8[]; };
+layout(std430, binding = 1) readonly buffer KBuf { uvec4 k8[]; };
+layout(std430, binding = 2) readonly buffer VBuf { uvec4 v8[]; };
+layout(std430, binding = 3) readonly buffer K2Buf { uvec4 k28[]; };
+layout(std430, binding = 4) readonly buffer V2Buf { uvec4 v28[]; };
+layout(std430, binding = 5) writeonly buffer OBuf { uvec4 o8[]; };
+
+// K/V stages (also the Q staging before the loop and the output staging after it), one scratch
+// area of R 16x16 fp32 matrices per subgroup (generic route), the element-index matrix. The pad
+// unit of scratch row `row` holds that row's statistics in the generic route: x = running max
+// (log2 domain), y = this tile's rescale factor, z = 1 / row sum.
+#define KV_AREA (ATTN_STAGES * STAGE_UNITS)
+#define Q_AREA (QB * LDK)
+#ifdef ATTN_Q_SHARED
+#define Q_BASE KV_AREA // Q stays in shared memory; fragments are reloaded every tile
+#define SCR_BASE (KV_AREA + Q_AREA)
+#else
+#define Q_BASE 0
+#define SCR_BASE ((KV_AREA) > (Q_AREA) ? (KV_AREA) : (Q_AREA))
+#endif
+#define IDX_BASE (SCR_BASE + ATTN_NW * SCR_UNITS) // the element-index matrix, 16 x LDS units
+shared uvec4 smem[IDX_BASE + 16 * LDS];
+
+#define F16MAT fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#define F32MAT fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
+
+const float NEG_INF = -1.0 / 0.0;
+const float M_INIT = -1.0e30; // finite: exp2(M_INIT - m) is 0, never inf - inf
+
+uint b, h, nkt;
+uvec4 kreg[KV_PER_T], vreg[KV_PER_T];
+
+// Loads this invocation's share of tile rows t0 .. t0+BK-1 of the joined sequence [K; K2]
+// (zeros past the end: their scores are masked).
+void prefetch_k(uint t0) {
+  [[unroll]] for (uint p = 0; p < KV_PER_T; ++p) {
+    uint idx = gl_LocalInvocationIndex + p * NT;
+    uint j = t0 + idx / UR, u = idx % UR;
+    if (j < pc.nk) kreg[p] = k8[((b * pc.nk + j) * pc.k_stride + pc.k_off + h * D) / 8 + u];
+    else if (j < nkt) kreg[p] = k28[((b * pc.nk2 + j - pc.nk) * pc.k2_stride + pc.k2_off + h * D) / 8 + u];
+    else kreg[p] = uvec4(0);
+  }
+}
+void prefetch_v(uint t0) {
+  [[unroll]] for (uint p = 0; p < KV_PER_T; ++p) {
+    uint idx = gl_LocalInvocationIndex + p * NT;
+    uint j = t0 + idx / UR, u = idx % UR;
+    if (j < pc.nk) vreg[p] = v8[((b * pc.nk + j) * pc.v_stride + pc.v_off + h * D) / 8 + u];
+    else if (j < nkt) vreg[p] = v28[((b * pc.nk2 + j - pc.nk) * pc.v2_stride + pc.v2_off + h * D) / 8 + u];
+    else vreg[p] = uvec4(0);
+  }
+}
+void store_k(uint base) {
+  [[unroll]] for (uint p = 0; p < KV_PER_T; ++p) {
+    uint idx = gl_LocalInvocationIndex + p * NT;
+    smem[base + (idx / UR) * LDK + idx % UR] = kreg[p];
+  }
+}
+void store_v(uint base) {
+  [[unroll]] for (uint p = 0; p < KV_PER_T; ++p) {
+    uint idx = gl_LocalInvocationIndex + p * NT;
+    smem[base + ATTN_BK * LDK + (idx / UR) * LDK + idx % UR] = vreg[p];
+  }
+}
+
+void sync_subgroup() {
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();
+}
+
+float quad_max(float x) {
+  x = max(x, subgroupShuffleXor(x, 1u));
+  return max(x, subgroupShuffleXor(x, 2u));
+}
+float quad_sum(float x) {
+  x += subgroupShuffleXor(x, 1u);
+  return x + subgroupShuffleXor(x, 2u);
+}
+
+// Sum (or max) of the 16 fp32 values of scratch row `row`.
+float scratch_row(uint base, bool take_max) {
+  vec4 a = uintBitsToFloat(smem[base]), bb = uintBitsToFloat(smem[base + 1]);
+  vec4 cc = uintBitsToFloat(smem[base + 2]), dd = uintBitsToFloat(smem[base + 3]);
+  if (take_max) {
+    vec4 m4 = max(max(a, bb), max(cc, dd));
+    return max(max(m4.x, m4.y), max(m4.z, m4.w));
+  }
+  vec4 s4 = (a + bb) + (cc + dd);
+  return (s4.x + s4.y) + (s4.z + s4.w);
+}
+
+// Index matrix (entry (r, c) = 16 r + c) in the workgroup's shared IDX area.
+F32MAT element_index() {
+  F32MAT m;
+  coopMatLoadNV(m, smem, IDX_BASE, LDS, false);
+  return m;
+}
+
+// The tile loop and the output, for one route of the row reductions. QUAD is a constant at
+// every call site, so each route compiles to straight code with only the registers it needs.
+void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
+  const uint qw = q0 + warp * ATTN_R * 16; // first query row of this subgroup
+  const uint scr = SCR_BASE + warp * SCR_UNITS;
+
+  F16MAT qf[ATTN_R][ND];
+#ifndef ATTN_Q_SHARED
+  [[unroll]] for (uint r = 0; r < ATTN_R; ++r)
+    [[unroll]] for (uint kd = 0; kd < ND; ++kd)
+      coopMatLoadNV(qf[r][kd], smem, (warp * ATTN_R * 16 + r * 16) * LDK + kd * 2, LDK, false);
+#endif
+
+  float m_lo[ATTN_R], m_hi[ATTN_R]; // QUAD: running max of rows g and g + 8 (log2 domain)
+  [[unroll]] for (uint r = 0; r < ATTN_R; ++r) {
+    m_lo[r] = M_INIT;
+    m_hi[r] = M_INIT;
+  }
+  if (!QUAD)
+    for (uint row = lane; row < ATTN_R * 16; row += gl_SubgroupSize) smem[scr + row * LDS + 4].x = floatBitsToUint(M_INIT);
+
+  F32MAT o[ATTN_R][ND], lsum[ATTN_R];
+  [[unroll]] for (uint r = 0; r < ATTN_R; ++r) {
+    lsum[r] = F32MAT(0.0);
+    [[unroll]] for (uint dn = 0; dn < ND; ++dn) o[r][dn] = F32MAT(0.0);
+  }
+
+  const float c = pc.scale_log2;
+  const uint kend = pc.causal != 0 ? min(nkt, q0 + QB) : nkt;
+  prefetch_k(0);
+  prefetch_v(0);
+  barrier(); // every subgroup holds its Q fragments: the stages may be overwritten
+  uint stage = 0;
+#ifdef ATTN_SPLIT_PF
+  store_k(0);
+  store_v(0);
+#endif
+  for (uint t0 = 0; t0 < kend; t0 += ATTN_BK) {
+    const uint kb = stage * STAGE_UNITS, vb = kb + ATTN_BK * LDK;
+    const uint next = (stage ^ 1u) * STAGE_UNITS;
+    const bool more = t0 + ATTN_BK < kend;
+#ifdef ATTN_SPLIT_PF
+    // The other stage was last read in the previous tile, which every subgroup finished before
+    // this barrier: the next tile goes straight there, K during S = QKᵀ, V during softmax and PV.
+    barrier();
+    if (more) prefetch_k(t0 + ATTN_BK);
+#else
+    store_k(kb); // this buffer was last read two tiles ago, before the previous barrier
+    store_v(kb);
+    barrier();
+    if (more) {
+      prefetch_k(t0 + ATTN_BK); // in flight during the matrix work
+      prefetch_v(t0 + ATTN_BK);
+    }
+#endif
+#ifdef ATTN_Q_SHARED
+    [[unroll]] for (uint r = 0; r < ATTN_R; ++r)
+      [[unroll]] for (uint kd = 0; kd < ND; ++kd)
+        coopMatLoadNV(qf[r][kd], smem, Q_BASE + (warp * ATTN_R * 16 + r * 16) * LDK + kd * 2, LDK, false);
+#endif
+
+    // S = Q Kᵀ: K rows are keys with d contiguous, i.e. Kᵀ column-major.
+    F32MAT s[ATTN_R][NB];
+    [[unroll]] for (uint r = 0; r < ATTN_R; ++r)
+      [[unroll]] for (uint n = 0; n < NB; ++n) s[r][n] = F32MAT(0.0);
+    [[unroll]] for (uint kd = 0; kd < ND; ++kd) {
+      [[unroll]] for (uint n = 0; n < NB; ++n) {
+        F16MAT kt;
+        coopMatLoadNV(kt, smem, kb + n * 16 * LDK + kd * 2, LDK, true);
+        [[unroll]] for (uint r = 0; r < ATTN_R; ++r) s[r][n] = coopMatMulAddNV(qf[r][kd], kt, s[r][n]);
+      }
+    }
+
+#ifdef ATTN_SPLIT_PF
+    if (more) {
+      store_k(next);
+      prefetch_v(t0 + ATTN_BK);
+    }
+#endif
+    // Masks: keys past the end, and the causal diagonal where this tile crosses it.
+    if (t0 + ATTN_BK > nkt || (pc.causal != 0 && t0 + ATTN_BK > qw + 1)) {
+      F32MAT where = element_index();
+      [[unroll]] for (uint r = 0; r < ATTN_R; ++r)
+        [[unroll]] for (uint n = 0; n < NB; ++n)
+          for (int i = 0; i < s[r][n].length(); ++i) {
+            uint idx = uint(where[i]);
+            uint j = t0 + n * 16 + (idx & 15u), qi = qw + r * 16 + (idx >> 4);
+            if (j >= nkt || (pc.causal != 0 && j > qi)) s[r][n][i] = NEG_INF;
+          }
+    }
+
+#ifdef ATTN_INTERLEAVE
+    F32MAT mkeep[ATTN_R];
+#else
+    F16MAT pf[ATTN_R][NB];
+#endif
+    [[unroll]] for (uint r = 0; r < ATTN_R; ++r) {
+      // Row maxima of this tile: elementwise over the key fragments first.
+      F32MAT mx = s[r][0];
+      [[unroll]] for (uint n = 1; n < NB; ++n)
+        for (int i = 0; i < mx.length(); ++i) mx[i] = max(mx[i], s[r][n][i]);
+      F32MAT mrow, arow; // per element: its row's running max and rescale factor
+      if (QUAD) {
+        float lo = NEG_INF, hi = NEG_INF;
+        for (int i = 0; i < mx.length(); ++i) {
+          if (((upmask >> i) & 1u) != 0u) hi = max(hi, mx[i]);
+          else lo = max(lo, mx[i]);
+        }
+        float nlo = max(m_lo[r], quad_max(lo) * c), nhi = max(m_hi[r], quad_max(hi) * c); // c > 0
+        float alo = exp2(m_lo[r] - nlo), ahi = exp2(m_hi[r] - nhi);
+        m_lo[r] = nlo;
+        m_hi[r] = nhi;
+        for (int i = 0; i < mx.length(); ++i) {
+          bool up = ((upmask >> i) & 1u) != 0u;
+          mrow[i] = up ? nhi : nlo;
+          arow[i] = up ? ahi : alo;
+        }
+      } else {
+        coopMatStoreNV(mx, smem, scr + r * 16 * LDS, LDS, false);
+        sync_subgroup();
+        for (uint row = lane; row < 16; row += gl_SubgroupSize) {
+          uint base = scr + (r * 16 + row) * LDS;
+          float m_old = uintBitsToFloat(smem[base + 4].x);
+          float m_new = max(m_old, scratch_row(base, true) * c); // all masked: keeps m_old
+          smem[base + 4].xy = floatBitsToUint(vec2(m_new, exp2(m_old - m_new)));
+        }
+        sync_subgroup();
+        F32MAT where = element_index();
+        for (int i = 0; i < mx.length(); ++i) {
+          vec2 stat = uintBitsToFloat(smem[scr + (r * 16 + (uint(where[i]) >> 4)) * LDS + 4].xy);
+          mrow[i] = stat.x;
+          arow[i] = stat.y;
+        }
+      }
+      // Rescale O and the partial row sums; P = exp2(S c - m) in registers, then fp16.
+      for (int i = 0; i < lsum[r].length(); ++i) {
+        lsum[r][i] *= arow[i];
+        [[unroll]] for (uint dn = 0; dn < ND; ++dn) o[r][dn][i] *= arow[i];
+      }
+#ifdef ATTN_INTERLEAVE
+      mkeep[r] = mrow;
+#else
+      [[unroll]] for (uint n = 0; n < NB; ++n) {
+        for (int i = 0; i < lsum[r].length(); ++i) {
+          float p = exp2(fma(s[r][n][i], c, -mrow[i]));
+          s[r][n][i] = p;
+          lsum[r][i] += p;
+        }
+        pf[r][n] = F16MAT(s[r][n]);
+      }
+#endif
+    }
+#ifdef ATTN_INTERLEAVE
+    // Per key fragment: P = exp2(S c - m) -> fp16 -> O += P V (few live P fragments).
+    [[unroll]] for (uint n = 0; n < NB; ++n) {
+      F16MAT pn[ATTN_R];
+      [[unroll]] for (uint r = 0; r < ATTN_R; ++r) {
+        for (int i = 0; i < lsum[r].length(); ++i) {
+          float p = exp2(fma(s[r][n][i], c, -mkeep[r][i]));
+          s[r][n][i] = p;
+          lsum[r][i] += p;
+        }
+        pn[r] = F16MAT(s[r][n]);
+      }
+      [[unroll]] for (uint dn = 0; dn < ND; ++dn) {
+        F16MAT vf;
+        coopMatLoadNV(vf, smem, vb + n * 16 * LDK + dn * 2, LDK, false);
+        [[unroll]] for (uint r = 0; r < ATTN_R; ++r) o[r][dn] = coopMatMulAddNV(pn[r], vf, o[r][dn]);
+      }
+    }
+#else
+    // O += P V; consecutive products go to different accumulators (no dependent chains).
+    [[unroll]] for (uint n = 0; n < NB; ++n) {
+      [[unroll]] for (uint dn = 0; dn < ND; ++dn) {
+        F16MAT vf;
+        coopMatLoadNV(vf, smem, vb + n * 16 * LDK + dn * 2, LDK, false);
+        [[unroll]] for (uint r = 0; r < ATTN_R; ++r) o[r][dn] = coopMatMulAddNV(pf[r][n], vf, o[r][dn]);
+      }
+    }
+#endif
+#ifdef ATTN_SPLIT_PF
+    if (more) store_v(next);
+#endif
+    stage ^= 1u;
+  }
+
+  // 1 / row sum per element (the sum is >= 1: the row max contributes exp2(0)).
+  F32MAT inv[ATTN_R];
+  [[unroll]] for (uint r = 0; r < ATTN_R; ++r) {
+    if (QUAD) {
+      float lo = 0.0, hi = 0.0;
+      for (int i = 0; i < lsum[r].length(); ++i) {
+        if (((upmask >> i) & 1u) != 0u) hi += lsum[r][i];
+        else lo += lsum[r][i];
+      }
+      float ilo = 1.0 / quad_sum(lo), ihi = 1.0 / quad_sum(hi);
+      for (int i = 0; i < inv[r].length(); ++i) inv[r][i] = ((upmask >> i) & 1u) != 0u ? ihi : ilo;
+    } else {
+      coopMatStoreNV(lsum[r], smem, scr + r * 16 * LDS, LDS, false);
+      sync_subgroup();
+      for (uint row = lane; row < 16; row += gl_SubgroupSize) {
+        uint base = scr + (r * 16 + row) * LDS;
+        smem[base + 4].z = floatBitsToUint(1.0 / scratch_row(base, false));
+      }
+      sync_subgroup();
+      F32MAT where = element_index();
+      for (int i = 0; i < inv[r].length(); ++i)
+        inv[r][i] = uintBitsToFloat(smem[scr + (r * 16 + (uint(where[i]) >> 4)) * LDS + 4].z);
+    }
+  }
+  barrier(); // every subgroup is done with the last tile before its memory stages the output
+
+  // O / l -> fp16 -> staging (this subgroup's rows) -> 16-byte stores of whole rows.
+  const uint ostage = warp * ATTN_R * 16 * LDK;
+  [[unroll]] for (uint r = 0; r < ATTN_R; ++r) {
+    [[unroll]] for (uint dn = 0; dn < ND; ++dn) {
+      for (int i = 0; i < inv[r].length(); ++i) o[r][dn][i] *= inv[r][i];
+      F16MAT oh = F16MAT(o[r][dn]);
+      coopMatStoreNV(oh, smem, ostage + r * 16 * LDK + dn * 2, LDK, false);
+    }
+  }
+  sync_subgroup();
+  const uint out_row = pc.heads * D / 8; // units per output row
+  for (uint idx = lane; idx < ATTN_R * 16 * UR; idx += gl_SubgroupSize) {
+    uint r = idx / UR, u = idx % UR, qi = qw + r;
+    if (qi < pc.nq) o8[(b * pc.nq + qi) * out_row + h * UR + u] = smem[ostage + r * LDK + u];
+  }
+}
+
+void main() {
+  b = gl_WorkGroupID.z;
+  h = gl_WorkGroupID.y;
+  nkt = pc.nk + pc.nk2;
+  const uint warp = gl_SubgroupID, lane = gl_SubgroupInvocationID;
+  const uint q0 = gl_WorkGroupID.x * QB;
+
+  // Q tile -> shared (zeros past the last query); the element-index matrix -> IDX area.
+  for (uint idx = gl_LocalInvocationIndex; idx < QB * UR; idx += NT) {
+    uint r = idx / UR, u = idx % UR, qi = q0 + r;
+    smem[Q_BASE + r * LDK + u] = qi < pc.nq ? q8[((b * pc.nq + qi) * pc.q_stride + pc.q_off + h * D) / 8 + u] : uvec4(0);
+  }
+  for (uint e = gl_LocalInvocationIndex; e < 64; e += NT) {
+    uint r = e / 4;
+    smem[IDX_BASE + r * LDS + e % 4] = floatBitsToUint(vec4(16 * r + (e % 4) * 4) + vec4(0, 1, 2, 3));
+  }
+  barrier();
+
+  // Route choice: QUAD when every element of this invocation lies in row g or g + 8 (g = lane/4);
+  // bit i of upmask marks the elements in row g + 8.
+  F32MAT where = element_index();
+  bool quad_ok = gl_SubgroupSize == 32 && where.length() <= 32;
+  uint upmask = 0;
+  for (int i = 0; i < where.length(); ++i) {
+    uint row = uint(where[i]) >> 4, g = lane >> 2;
+    quad_ok = quad_ok && (row == g || row == g + 8);
+    if (row >= 8) upmask |= 1u << i;
+  }
+#ifdef ATTN_FORCE_GENERIC
+  quad_ok = false;
+#endif
+  if (subgroupAll(quad_ok)) attend(true, upmask, warp, lane, q0);
+  else attend(false, upmask, warp, lane, q0);
+}

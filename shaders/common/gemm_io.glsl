@@ -1,0 +1,92 @@
+// Shared interface of the GEMM kernels (gemm.comp: portable, gemm_coopmat_nv.comp: NV
+// cooperative matrix): bindings, push constants, the implicit-GEMM convolution geometry and the
+// fused epilogue. Mirrors GemmPush in engine/src/kernels/gemm_dispatch.cpp.
+//
+//   y[M, N] = act(A[M, K] · W[N, K]^T + bias[N]) + residual[M, N]
+// Dense (linear): A = x [M, K]. CONV defined: A is the implicit im2col of NHWC x with
+// K ordered (ky, kx, ci), matching the kernel weight layout [Cout, kh, kw, Cin].
+#ifndef Z123_GEMM_IO_GLSL
+#define Z123_GEMM_IO_GLSL
+
+#include "common/types.glsl"
+
+layout(std430, binding = 0) readonly buffer XBuf { STORE_T x[]; };
+layout(std430, binding = 1) readonly buffer WBuf { STORE_T w[]; };
+layout(std430, binding = 2) readonly buffer BiasBuf { STORE_T bias[]; };
+layout(std430, binding = 3) readonly buffer ResBuf { STORE_T residual[]; };
+layout(std430, binding = 4) writeonly buffer YBuf { STORE_T y[]; };
+
+layout(push_constant) uniform GemmPush {
+  uint M, N, K;
+  uint flags;      // GEMM_HAS_BIAS | GEMM_HAS_RESIDUAL | activation << GEMM_ACT_SHIFT
+  uint m_groups_y; // M tiles are spread over grid y and z: tile = y + z * m_groups_y
+  // Convolution geometry (CONV variants only). x is [B, H, W, Cin], y is [B, Ho, Wo, N].
+  uint H, W, Cin, Ho, Wo, KH, KW, stride, pad_top, pad_left, upsample;
+} pc;
+
+#define GEMM_HAS_BIAS 1u
+#define GEMM_HAS_RESIDUAL 2u
+#define GEMM_ACT_SHIFT 8u
+#define GEMM_ACT_GELU 1u
+#define GEMM_ACT_SILU 2u
+
+// Row tile index of this workgroup; grids with more than 65535 row tiles use z as well.
+uint gemm_m_tile() { return gl_WorkGroupID.y + gl_WorkGroupID.z * pc.m_groups_y; }
+
+// erf with |error| < 1.5e-7 (Abramowitz & Stegun 7.1.26): GLSL has no erf, and this is well
+// below fp32 GEMM rounding noise, so GELU stays "exact erf" for the fp16/fp32 outputs.
+float gemm_erf(float v) {
+  float a = abs(v);
+  float t = 1.0 / (1.0 + 0.3275911 * a);
+  float p = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
+  float r = 1.0 - p * exp(-a * a);
+  return v < 0.0 ? -r : r;
+}
+
+// bias, activation, then residual (resnet: shortcut + conv2 output), all in fp32.
+float gemm_epilogue(float v, uint m, uint n) {
+  if ((pc.flags & GEMM_HAS_BIAS) != 0u) v += LOAD(bias[n]);
+  uint act = pc.flags >> GEMM_ACT_SHIFT;
+  if (act == GEMM_ACT_GELU) {
+    v = 0.5 * v * (1.0 + gemm_erf(v * 0.70710678118654752));
+  } else if (act == GEMM_ACT_SILU) {
+    v = v / (1.0 + exp(-v)); // exp overflow to inf gives -0, the right limit
+  }
+  if ((pc.flags & GEMM_HAS_RESIDUAL) != 0u) v += LOAD(residual[m * pc.N + n]);
+  return v;
+}
+
+// Output pixel m = (b, oy, ox) of a convolution, as the top-left input coordinate of its
+// receptive field in the (upsampled, padded) image and the first pixel of its batch image.
+struct ConvRow {
+  int iy0, ix0;
+  uint base; // b * H * W
+};
+
+ConvRow conv_row(uint m) {
+  uint ox = m % pc.Wo;
+  uint t = m / pc.Wo;
+  uint oy = t % pc.Ho;
+  uint b = t / pc.Ho;
+  ConvRow r;
+  r.iy0 = int(oy * pc.stride) - int(pc.pad_top);
+  r.ix0 = int(ox * pc.stride) - int(pc.pad_left);
+  r.base = b * pc.H * pc.W;
+  return r;
+}
+
+// Element offset of input channel 0 of tap (ky, kx) for row r, or -1 in the zero padding.
+// The nearest-neighbour upsampling divides the upsampled coordinate by the factor.
+int conv_tap_offset(ConvRow r, uint ky, uint kx) {
+  int iy = r.iy0 + int(ky);
+  int ix = r.ix0 + int(kx);
+  if (iy < 0 || ix < 0 || iy >= int(pc.H * pc.upsample) || ix >= int(pc.W * pc.upsample)) return -1;
+  uint sy = uint(iy), sx = uint(ix);
+  if (pc.upsample != 1u) { // uniform branch: spares two integer divisions in the common case
+    sy /= pc.upsample;
+    sx /= pc.upsample;
+  }
+  return int((r.base + sy * pc.W + sx) * pc.Cin);
+}
+
+#endif

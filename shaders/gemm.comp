@@ -1,0 +1,100 @@
+#version 450
+// Portable GEMM, register tiled: each invocation computes a TM x TN block of y from its own
+// loads (no shared memory: on lavapipe, the CPU device CI runs on, register tiling without
+// shared memory was the fastest; 8 x 8 blocks beat 4 x 4, 8 x 4 and 16 x 4 there by 1.5-2.5x).
+// On an H200 it reaches ~11 TFLOP/s in fp32 and ~20 in fp16 storage on the UNet's shapes.
+// Defines: DTYPE_F16 (fp16 storage, fp32 math), CONV (implicit-im2col A loader, see
+// common/gemm_io.glsl), TM/TN (block size; the "narrow" variants use 4 x 4 for N <= 4).
+// Spec constants: 0/1 workgroup size along N/M, 2 VEC4 (4-wide loads along K: needs
+// K % 4 == 0, or Cin % 4 == 0 for CONV). Loops over the block are [[unroll]]ed so the
+// accumulators stay in registers on every compiler.
+#extension GL_EXT_control_flow_attributes : require
+#include "common/gemm_io.glsl"
+
+layout(local_size_x_id = 0, local_size_y_id = 1) in;
+layout(constant_id = 2) const bool VEC4 = false;
+
+layout(std430, binding = 0) readonly buffer XBuf4 { STORE_T4 x4[]; };
+layout(std430, binding = 1) readonly buffer WBuf4 { STORE_T4 w4[]; };
+
+#ifndef TM
+#define TM 8
+#endif
+#ifndef TN
+#define TN 8
+#endif
+
+float acc[TM][TN];
+
+// acc += A[rows, c0 .. c0+len) · W[cols, c0 .. c0+len)^T for one run of contiguous K: the rows
+// start at aoff[i] (a zero-padding row has ok[i] false and a safe aoff), the columns at woff[j].
+void accumulate(uint aoff[TM], bool ok[TM], uint woff[TN], uint len) {
+  if (VEC4) {
+    for (uint c = 0; c < len; c += 4) {
+      vec4 a[TM], b[TN];
+      [[unroll]] for (int i = 0; i < TM; ++i) a[i] = ok[i] ? vec4(x4[(aoff[i] + c) >> 2]) : vec4(0.0);
+      [[unroll]] for (int j = 0; j < TN; ++j) b[j] = vec4(w4[(woff[j] + c) >> 2]);
+      [[unroll]] for (int i = 0; i < TM; ++i)
+        [[unroll]] for (int j = 0; j < TN; ++j) acc[i][j] += dot(a[i], b[j]);
+    }
+  } else {
+    for (uint c = 0; c < len; ++c) {
+      float a[TM], b[TN];
+      [[unroll]] for (int i = 0; i < TM; ++i) a[i] = ok[i] ? LOAD(x[aoff[i] + c]) : 0.0;
+      [[unroll]] for (int j = 0; j < TN; ++j) b[j] = LOAD(w[woff[j] + c]);
+      [[unroll]] for (int i = 0; i < TM; ++i)
+        [[unroll]] for (int j = 0; j < TN; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
+    }
+  }
+}
+
+void main() {
+  uint m0 = (gemm_m_tile() * gl_WorkGroupSize.y + gl_LocalInvocationID.y) * TM;
+  uint n0 = (gl_WorkGroupID.x * gl_WorkGroupSize.x + gl_LocalInvocationID.x) * TN;
+  if (m0 >= pc.M || n0 >= pc.N) return; // no barriers below: leaving early is safe
+
+  [[unroll]] for (int i = 0; i < TM; ++i)
+    [[unroll]] for (int j = 0; j < TN; ++j) acc[i][j] = 0.0;
+
+  // Rows/columns past the edge compute on a clamped copy of the last one; never stored.
+  uint woff[TN];
+  [[unroll]] for (int j = 0; j < TN; ++j) woff[j] = min(n0 + j, pc.N - 1) * pc.K;
+
+  uint aoff[TM];
+  bool ok[TM];
+#ifdef CONV
+  ConvRow rows[TM];
+  [[unroll]] for (int i = 0; i < TM; ++i) rows[i] = conv_row(min(m0 + i, pc.M - 1));
+  uint tap_k = 0; // K offset of the current tap in the weight rows
+  for (uint ky = 0; ky < pc.KH; ++ky) {
+    for (uint kx = 0; kx < pc.KW; ++kx) {
+      [[unroll]] for (int i = 0; i < TM; ++i) {
+        int o = conv_tap_offset(rows[i], ky, kx);
+        ok[i] = o >= 0;
+        aoff[i] = uint(max(o, 0));
+      }
+      uint wo[TN];
+      [[unroll]] for (int j = 0; j < TN; ++j) wo[j] = woff[j] + tap_k;
+      accumulate(aoff, ok, wo, pc.Cin);
+      tap_k += pc.Cin;
+    }
+  }
+#else
+  [[unroll]] for (int i = 0; i < TM; ++i) {
+    aoff[i] = min(m0 + i, pc.M - 1) * pc.K;
+    ok[i] = true;
+  }
+  accumulate(aoff, ok, woff, pc.K);
+#endif
+
+  // The epilogue runs as a rolled loop over a flat copy, so its code (bias, erf/exp, residual)
+  // is emitted once instead of TM * TN times: unrolled, it tripled lavapipe's pipeline compile
+  // time (seconds per variant in CI) for no measurable run-time gain.
+  float vals[TM * TN];
+  [[unroll]] for (int i = 0; i < TM; ++i)
+    [[unroll]] for (int j = 0; j < TN; ++j) vals[i * TN + j] = acc[i][j];
+  [[dont_unroll]] for (uint e = 0; e < TM * TN; ++e) {
+    uint m = m0 + e / TN, n = n0 + e % TN;
+    if (m < pc.M && n < pc.N) y[m * pc.N + n] = STORE(gemm_epilogue(vals[e], m, n));
+  }
+}

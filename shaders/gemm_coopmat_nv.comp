@@ -1,0 +1,277 @@
+#version 450
+// GEMM on NV cooperative matrices (tensor cores), fp16 storage, fp32 accumulation.
+// A separate source from gemm.comp because the algorithm differs entirely (workgroup-shared
+// tiles, subgroup matrix ops); bindings, push constants, conv geometry and the epilogue are
+// shared through common/gemm_io.glsl.
+//
+// Workgroup: WARPS_M x WARPS_N subgroups of 32 computing a BM x BN tile of y; each subgroup owns
+// a WM x WN block of 16 x 16 fp32 accumulator fragments. K advances in steps of BK: the next
+// step's A/B tiles are loaded from global memory into registers while the tensor cores work on
+// the current one from shared memory. Out-of-range rows, columns and K (and conv zero padding)
+// are stored as zeros in shared memory, so any M, N, K works. The epilogue stages the
+// accumulators through shared memory, where each element's (m, n) is known, and writes 8
+// halves per store.
+// Defines: DTYPE_F16 (required), CONV; BM, BN, BK, WARPS_M, WARPS_N, STAGES tune the tiling.
+// Spec constant 0 VEC8: 16-byte global loads along K (K % 8 == 0, or Cin % 8 == 0 for CONV);
+// otherwise element-wise gathers.
+//
+// Measured on an H200 (driver 580, fp16, bias epilogue): the default 128 x 128 x 64 tile with
+// 2 x 4 subgroups of 64 x 32 runs the UNet's 19200 x 2560 x 320 projection at ~100 TFLOP/s
+// (the same tile doing only matrix ops, no loads, reached ~100-145), 3x3 convs at 45-85. 2 x 2
+// subgroups of 64 x 64, BK 32, double buffering or 64-row tiles were 1.5-2x slower. Every loop
+// over fragments is [[unroll]]ed: left rolled, the accumulator arrays were indexed dynamically
+// and the kernel ran 3x slower.
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_control_flow_attributes : require
+
+#ifndef DTYPE_F16
+#error "the cooperative-matrix GEMM is fp16 only"
+#endif
+#include "common/gemm_io.glsl"
+
+// Tile configuration (defines so that alternatives can be built and measured).
+#ifndef BM
+#define BM 128
+#endif
+#ifndef BN
+#define BN 128
+#endif
+#ifndef BK
+#define BK 64
+#endif
+#ifndef WARPS_M
+#define WARPS_M 2
+#endif
+#ifndef WARPS_N
+#define WARPS_N 4
+#endif
+#ifndef STAGES
+#define STAGES 1 // shared-memory buffers; 2 = one barrier per K step (needs BK 32 to fit 48 KiB)
+#endif
+#define WM (BM / WARPS_M) // rows per subgroup
+#define WN (BN / WARPS_N) // columns per subgroup
+#define FM (WM / 16)
+#define FN (WN / 16)
+#define NTHREADS (WARPS_M * WARPS_N * 32)
+#define CHUNKS_K (BK / 8)                    // 16-byte chunks per tile row
+#define ROWS_PER_PASS (NTHREADS / CHUNKS_K)  // tile rows loaded per pass of the workgroup
+#define A_PASSES (BM / ROWS_PER_PASS)
+#if (BM % ROWS_PER_PASS) != 0
+#error "BM must be a multiple of the rows one pass of the workgroup loads"
+#endif
+// Narrow tiles (BN 16) have fewer weight rows than one pass loads: the surplus threads idle.
+#define B_PASSES ((BN + ROWS_PER_PASS - 1) / ROWS_PER_PASS)
+#if (BN % ROWS_PER_PASS) != 0
+#define B_ROW_OK(r) ((r) < BN)
+#else
+#define B_ROW_OK(r) true
+#endif
+
+layout(local_size_x = NTHREADS) in;
+layout(constant_id = 0) const bool VEC8 = false;
+
+layout(std430, binding = 0) readonly buffer XBuf8 { uvec4 x8[]; };
+layout(std430, binding = 1) readonly buffer WBuf8 { uvec4 w8[]; };
+layout(std430, binding = 2) readonly buffer BiasBuf8 { uvec4 bias8[]; };
+layout(std430, binding = 3) readonly buffer ResBuf8 { uvec4 residual8[]; };
+layout(std430, binding = 4) writeonly buffer YBuf8 { uvec4 y8[]; };
+
+// Tiles in 16-byte units (8 halves). Rows are padded by one unit (80-byte stride) so the eight
+// 16-byte row segments a fragment load touches fall in distinct banks.
+#define LDS (CHUNKS_K + 1)
+#define B_BASE (BM * LDS)
+#define STAGE_UNITS ((BM + BN) * LDS)
+// Epilogue staging (fp32, aliases the tiles): per subgroup 16 rows x WN columns, rows padded
+// by 4 floats (one unit).
+#define STG (WN / 4 + 1)
+shared uvec4 smem[STAGES * STAGE_UNITS];
+
+#define F16MAT fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#define F32MAT fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
+
+uint tile_m0, tile_n0;
+uvec4 ra[A_PASSES], rb[B_PASSES];
+#ifdef CONV
+ConvRow arow[A_PASSES];
+bool arow_ok[A_PASSES];
+#endif
+
+uint pack2(float a, float b) { return packFloat2x16(f16vec2(a, b)); }
+
+// Where K position k lies in the conv weight: tap (ky, kx) and input channel ci.
+struct TapPos {
+  uint ky, kx, ci;
+};
+TapPos tap_pos(uint k) {
+  uint tap = k / pc.Cin;
+  TapPos t;
+  t.ci = k - tap * pc.Cin;
+  t.ky = tap / pc.KW;
+  t.kx = tap - t.ky * pc.KW;
+  return t;
+}
+
+// 8 consecutive K elements of A row `row` (tile-relative, pass p) starting at k, zero outside.
+// t is tap_pos(k) (CONV with VEC8: computed once per step for all of a thread's rows).
+uvec4 load_a(uint p, uint row, uint k, TapPos t) {
+  uint m = tile_m0 + row;
+#ifdef CONV
+  if (!arow_ok[p] || k >= pc.K) return uvec4(0);
+  if (VEC8) {
+    int o = conv_tap_offset(arow[p], t.ky, t.kx);
+    return o < 0 ? uvec4(0) : x8[(uint(o) + t.ci) >> 3];
+  }
+  // Cin % 8 != 0 (RGB inputs, 4-channel latents): the 8 elements may span taps.
+  float v[8];
+  [[unroll]] for (uint e = 0; e < 8; ++e) {
+    v[e] = 0.0;
+    if (k + e < pc.K) {
+      TapPos te = tap_pos(k + e);
+      int o = conv_tap_offset(arow[p], te.ky, te.kx);
+      if (o >= 0) v[e] = LOAD(x[uint(o) + te.ci]);
+    }
+  }
+#else
+  if (m >= pc.M) return uvec4(0);
+  if (VEC8) return k < pc.K ? x8[(m * pc.K + k) >> 3] : uvec4(0);
+  float v[8];
+  [[unroll]] for (uint e = 0; e < 8; ++e) v[e] = k + e < pc.K ? LOAD(x[m * pc.K + k + e]) : 0.0;
+#endif
+  return uvec4(pack2(v[0], v[1]), pack2(v[2], v[3]), pack2(v[4], v[5]), pack2(v[6], v[7]));
+}
+
+// 8 consecutive K elements of weight row `row` (tile-relative) starting at k, zero outside.
+uvec4 load_b(uint row, uint k) {
+  uint n = tile_n0 + row;
+  if (n >= pc.N) return uvec4(0);
+  if (VEC8) return k < pc.K ? w8[(n * pc.K + k) >> 3] : uvec4(0);
+  float v[8];
+  [[unroll]] for (uint e = 0; e < 8; ++e) v[e] = k + e < pc.K ? LOAD(w[n * pc.K + k + e]) : 0.0;
+  return uvec4(pack2(v[0], v[1]), pack2(v[2], v[3]), pack2(v[4], v[5]), pack2(v[6], v[7]));
+}
+
+void load_tiles(uint k0) {
+  uint chunk = gl_LocalInvocationIndex % CHUNKS_K;
+  uint row = gl_LocalInvocationIndex / CHUNKS_K;
+  uint k = k0 + chunk * 8;
+  TapPos t;
+#ifdef CONV
+  if (VEC8) t = tap_pos(k);
+#endif
+  [[unroll]] for (uint p = 0; p < A_PASSES; ++p) ra[p] = load_a(p, row + p * ROWS_PER_PASS, k, t);
+  [[unroll]] for (uint p = 0; p < B_PASSES; ++p)
+    if (B_ROW_OK(row + p * ROWS_PER_PASS)) rb[p] = load_b(row + p * ROWS_PER_PASS, k);
+}
+
+void store_tiles(uint base) {
+  uint chunk = gl_LocalInvocationIndex % CHUNKS_K;
+  uint row = gl_LocalInvocationIndex / CHUNKS_K;
+  [[unroll]] for (uint p = 0; p < A_PASSES; ++p) smem[base + (row + p * ROWS_PER_PASS) * LDS + chunk] = ra[p];
+  [[unroll]] for (uint p = 0; p < B_PASSES; ++p)
+    if (B_ROW_OK(row + p * ROWS_PER_PASS)) smem[base + B_BASE + (row + p * ROWS_PER_PASS) * LDS + chunk] = rb[p];
+}
+
+// Epilogue for 8 consecutive columns n .. n+7 of row m, values v (fp32).
+void store8(uint m, uint n, float v[8]) {
+  if (m >= pc.M) return;
+  bool vec = (pc.N & 7u) == 0u && n + 8 <= pc.N;
+  if (!vec) {
+    [[unroll]] for (uint e = 0; e < 8; ++e)
+      if (n + e < pc.N) y[m * pc.N + n + e] = STORE(gemm_epilogue(v[e], m, n + e));
+    return;
+  }
+  if ((pc.flags & GEMM_HAS_BIAS) != 0u) {
+    uvec4 b = bias8[n >> 3];
+    [[unroll]] for (uint e = 0; e < 8; e += 2) {
+      vec2 f = vec2(unpackFloat2x16(b[e >> 1]));
+      v[e] += f.x;
+      v[e + 1] += f.y;
+    }
+  }
+  uint act = pc.flags >> GEMM_ACT_SHIFT;
+  [[unroll]] for (uint e = 0; e < 8; ++e) {
+    if (act == GEMM_ACT_GELU) v[e] = 0.5 * v[e] * (1.0 + gemm_erf(v[e] * 0.70710678118654752));
+    else if (act == GEMM_ACT_SILU) v[e] = v[e] / (1.0 + exp(-v[e]));
+  }
+  uint idx = (m * pc.N + n) >> 3;
+  if ((pc.flags & GEMM_HAS_RESIDUAL) != 0u) {
+    uvec4 r = residual8[idx];
+    [[unroll]] for (uint e = 0; e < 8; e += 2) {
+      vec2 f = vec2(unpackFloat2x16(r[e >> 1]));
+      v[e] += f.x;
+      v[e + 1] += f.y;
+    }
+  }
+  y8[idx] = uvec4(pack2(v[0], v[1]), pack2(v[2], v[3]), pack2(v[4], v[5]), pack2(v[6], v[7]));
+}
+
+void main() {
+  uint m_tile = gemm_m_tile();
+  tile_m0 = m_tile * BM;
+  tile_n0 = gl_WorkGroupID.x * BN;
+  if (tile_m0 >= pc.M) return; // whole workgroup leaves together: barriers stay uniform
+
+  uint warp = gl_SubgroupID;
+  uint warp_m = warp / WARPS_N, warp_n = warp % WARPS_N;
+
+#ifdef CONV
+  {
+    uint row = gl_LocalInvocationIndex / CHUNKS_K;
+    [[unroll]] for (uint p = 0; p < A_PASSES; ++p) {
+      uint m = tile_m0 + row + p * ROWS_PER_PASS;
+      arow_ok[p] = m < pc.M;
+      arow[p] = conv_row(min(m, pc.M - 1));
+    }
+  }
+#endif
+
+  F32MAT acc[FM][FN];
+  [[unroll]] for (int i = 0; i < FM; ++i)
+    [[unroll]] for (int j = 0; j < FN; ++j) acc[i][j] = F32MAT(0.0);
+
+  load_tiles(0);
+  uint stage = 0;
+  F16MAT a[FM], b[FN];
+  for (uint k0 = 0; k0 < pc.K; k0 += BK) {
+    uint base = stage * STAGE_UNITS;
+    store_tiles(base);
+    barrier();
+    if (k0 + BK < pc.K) load_tiles(k0 + BK); // in flight during the matrix ops below
+    [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
+      [[unroll]] for (int i = 0; i < FM; ++i)
+        coopMatLoadNV(a[i], smem, base + (warp_m * WM + i * 16) * LDS + kk / 8, LDS, false);
+      // W tile rows are output columns with K contiguous: B = W^T read column-major.
+      [[unroll]] for (int j = 0; j < FN; ++j)
+        coopMatLoadNV(b[j], smem, base + B_BASE + (warp_n * WN + j * 16) * LDS + kk / 8, LDS, true);
+      [[unroll]] for (int i = 0; i < FM; ++i)
+        [[unroll]] for (int j = 0; j < FN; ++j) acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
+    }
+    // With two buffers the next step writes the other one, which every subgroup finished
+    // reading before the barrier above; one buffer must be drained first.
+    if (STAGES == 1) barrier();
+    stage = (stage + 1) % STAGES;
+  }
+  barrier(); // the epilogue staging reuses the tile memory
+
+  // Epilogue, one fragment row (16 x WN per subgroup) at a time through shared memory: lane
+  // pairs share a row, each lane takes WN / 2 consecutive columns in runs of 8.
+  uint lane = gl_SubgroupInvocationID;
+  uint stg = warp * 16 * STG;
+  uint r = lane >> 1, half_ = lane & 1u;
+  [[unroll]] for (int i = 0; i < FM; ++i) {
+    [[unroll]] for (int j = 0; j < FN; ++j) coopMatStoreNV(acc[i][j], smem, stg + j * 4, STG, false);
+    barrier();
+    uint m = tile_m0 + warp_m * WM + i * 16 + r;
+    [[unroll]] for (uint q = 0; q < WN / 16; ++q) {
+      uint unit = stg + r * STG + half_ * (WN / 8) + q * 2;
+      uvec4 lo = smem[unit], hi = smem[unit + 1];
+      float v[8] = float[8](uintBitsToFloat(lo.x), uintBitsToFloat(lo.y), uintBitsToFloat(lo.z),
+                            uintBitsToFloat(lo.w), uintBitsToFloat(hi.x), uintBitsToFloat(hi.y),
+                            uintBitsToFloat(hi.z), uintBitsToFloat(hi.w));
+      store8(m, tile_n0 + warp_n * WN + half_ * (WN / 2) + q * 8, v);
+    }
+    barrier();
+  }
+}

@@ -1,0 +1,302 @@
+#version 450
+// GroupNorm (+ optional SiLU) over token-major x [B, HW, C]: statistics per (batch, group) over
+// HW rows x cpg = C / G channels, y = (x - mean) * rstd * gamma[c] + beta[c].
+//
+// Statistics: every thread accumulates sums of (x - K) and (x - K)^2 with K = the first value it
+// reads (shifted data, so a common offset such as 100 +- 1 does not cancel the variance), turns
+// them into (count, mean, M2), and partial results are merged with Chan's parallel formula.
+//
+// One source, three stages (define STAGE_*), and VEC = 1 or 4 channels per access (4 needs
+// C % 4 == 0; the model's widths all are):
+//   STAGE_DIRECT   one workgroup per (group, batch) computes the statistics and applies them:
+//                  one dispatch, for small groups. Scalar accesses (VEC ignored).
+// The split path, two dispatches over T = ntiles row tiles per batch of tile_rows rows (the last
+// tile takes the remainder, up to 2 tile_rows - 1 rows):
+//   STAGE_PARTIAL  workgroup (tile k, batch) reduces its tile to per-group (mean, M2). Threads
+//                  are (channel vector, row lane): each row is read coalesced, 4 rows in flight
+//                  per thread; per-channel statistics go through shared memory to the groups.
+//                  The G partials are then written into EVERY tile of the batch (slot k).
+//   STAGE_APPLY    workgroup (tile k, batch) merges the T x G partials found in its own tile,
+//                  builds a per-channel table (a, d) = (rstd * gamma, beta - mean * a) in shared
+//                  memory, then walks its rows x channels flat and coalesced, 4 vectors in flight
+//                  per thread: y = x * a + d (+ SiLU).
+// The split path has no scratch buffer of its own: it keeps the partials inside y's storage
+// (binding 4 is a float view of y's buffer), T x G (mean, M2) pairs from each tile's first whole
+// word. Only the tile's own APPLY workgroup overwrites the tile, and only after every invocation
+// has read the partials (a barrier separates the two), so no workgroup reads a number another
+// has overwritten. The host sizes tiles so that a tile holds T x G pairs.
+#include "common/types.glsl"
+
+#ifndef VEC
+#define VEC 1
+#endif
+#if VEC == 4 && !defined(STAGE_DIRECT)
+#define VT vec4
+#define STORE_V STORE_T4
+#else
+#define VT float
+#define STORE_V STORE_T
+#endif
+
+layout(local_size_x_id = 0) in;
+// PARTIAL: entries of the per-(row lane, channel) shared array (>= G too). APPLY: entries of the
+// channel table (C / VEC). Others: unused.
+layout(constant_id = 1) const uint CAP = 1;
+
+layout(std430, binding = 0) readonly buffer X { STORE_V x[]; };
+layout(std430, binding = 1) readonly buffer Gamma { STORE_T gamma[]; };
+layout(std430, binding = 2) readonly buffer Beta { STORE_T beta[]; };
+layout(std430, binding = 3) writeonly buffer Y { STORE_V y[]; };
+layout(std430, binding = 4) buffer WS { float ws[]; }; // y's buffer seen as fp32 words
+
+layout(push_constant) uniform Push {
+  uint HW, C, G, cpg;
+  uint tile_rows, ntiles; // split path: rows per tile, tiles per batch
+  uint row_lanes;         // PARTIAL: row lanes (row_lanes * min(C / VEC, W) <= W)
+  float eps;
+  uint silu;
+} pc;
+
+// Split path: rows of tile k (the last one takes the remainder) and the word where tile k's copy
+// of the partials starts.
+uint tile_row_count(uint k) { return k + 1u == pc.ntiles ? pc.HW - k * pc.tile_rows : pc.tile_rows; }
+uint partials_word(uint b, uint k) {
+  uint first = (b * pc.HW + k * pc.tile_rows) * pc.C; // first element of the tile
+#ifdef DTYPE_F16
+  return (first + 1u) / 2u; // first whole word
+#else
+  return first;
+#endif
+}
+
+// (count, mean, M2) merge, Chan et al.
+vec3 merge(vec3 a, vec3 b) {
+  if (b.x == 0.0) return a;
+  if (a.x == 0.0) return b;
+  float n = a.x + b.x;
+  float d = b.y - a.y;
+  float f = b.x / n;
+  return vec3(n, a.y + d * f, a.z + b.z + d * d * a.x * f);
+}
+
+VT finish(VT v) { return pc.silu != 0u ? v / (1.0 + exp(-v)) : v; }
+
+#if defined(STAGE_DIRECT)
+shared vec3 red[gl_WorkGroupSize.x];
+
+// Chan-merges every invocation's value (power-of-two workgroup); the result is returned to all.
+vec3 workgroup_merge(vec3 v) {
+  uint t = gl_LocalInvocationID.x;
+  red[t] = v;
+  barrier();
+  for (uint s = gl_WorkGroupSize.x / 2; s > 0; s >>= 1) {
+    if (t < s) red[t] = merge(red[t], red[t + s]);
+    barrier();
+  }
+  vec3 r = red[0];
+  barrier();
+  return r;
+}
+#endif
+
+#ifdef STAGE_DIRECT
+void main() {
+  uint g = gl_WorkGroupID.x, b = gl_WorkGroupID.y, t = gl_LocalInvocationID.x;
+  uint W = gl_WorkGroupSize.x;
+  // Threads as (channel lane, row lane): lanes_c consecutive channels of a row, row_lanes rows.
+  uint lanes_c = min(pc.cpg, W), row_lanes = W / lanes_c;
+  uint jl = t % lanes_c, rl = t / lanes_c;
+  bool busy = rl < row_lanes;
+  uint base = b * pc.HW * pc.C + g * pc.cpg;
+
+  float n = 0.0, K = 0.0, s = 0.0, ss = 0.0;
+  if (busy) {
+    if (rl < pc.HW) K = LOAD(x[base + rl * pc.C + jl]);
+    for (uint j = jl; j < pc.cpg; j += lanes_c)
+      for (uint r = rl; r < pc.HW; r += row_lanes) {
+        float v = LOAD(x[base + r * pc.C + j]) - K;
+        s += v;
+        ss += v * v;
+        n += 1.0;
+      }
+  }
+  float m = n > 0.0 ? s / n : 0.0;
+  vec3 st = workgroup_merge(vec3(n, K + m, max(ss - s * m, 0.0)));
+  float mean = st.y, rstd = inversesqrt(st.z / st.x + pc.eps);
+
+  if (!busy) return;
+  for (uint j = jl; j < pc.cpg; j += lanes_c) {
+    uint c = g * pc.cpg + j;
+    float a = rstd * LOAD(gamma[c]);
+    float d = LOAD(beta[c]) - mean * a;
+    for (uint r = rl; r < pc.HW; r += row_lanes) {
+      uint i = base + r * pc.C + j;
+      y[i] = STORE(finish(LOAD(x[i]) * a + d));
+    }
+  }
+}
+#endif
+
+#ifdef STAGE_PARTIAL
+shared vec2 chstat[CAP]; // (mean, M2) per (row lane, channel) over this tile, later per group
+
+void main() {
+  uint k = gl_WorkGroupID.x, b = gl_WorkGroupID.y, t = gl_LocalInvocationID.x;
+  uint W = gl_WorkGroupSize.x;
+  uint CV = pc.C / VEC; // channel vectors per row
+  // Threads as (channel-vector lane, row lane); with CV > W the lanes loop over vectors instead.
+  uint lanes_c = min(CV, W), row_lanes = pc.row_lanes;
+  uint cl = t % lanes_c, rl = t / lanes_c;
+  uint rows = tile_row_count(k);
+  uint base = (b * pc.HW + k * pc.tile_rows) * CV;
+  if (rl < row_lanes) {
+    // Rows rl, rl + row_lanes, ... of the tile: how many this lane sees.
+    uint mine = rl < rows ? (rows - rl + row_lanes - 1) / row_lanes : 0u;
+    float n = float(mine);
+    uint step = row_lanes * CV;
+    for (uint cv = cl; cv < CV; cv += lanes_c) {
+      uint i = base + rl * CV + cv, end = base + rows * CV + cv;
+      VT K = mine > 0u ? VT(x[i]) : VT(0.0);
+      VT s = VT(0.0), ss = VT(0.0);
+      i += step;
+      for (; i + 3u * step < end; i += 4u * step) { // four loads in flight
+        VT v0 = VT(x[i]) - K, v1 = VT(x[i + step]) - K, v2 = VT(x[i + 2u * step]) - K,
+           v3 = VT(x[i + 3u * step]) - K;
+        s += (v0 + v1) + (v2 + v3);
+        ss += (v0 * v0 + v1 * v1) + (v2 * v2 + v3 * v3);
+      }
+      for (; i < end; i += step) {
+        VT v = VT(x[i]) - K;
+        s += v;
+        ss += v * v;
+      }
+      VT m = mine > 0u ? s / n : VT(0.0);
+      VT mean = K + m, m2 = max(ss - s * m, VT(0.0));
+#if VEC == 4
+      for (uint e = 0; e < 4u; ++e) chstat[rl * pc.C + cv * 4u + e] = vec2(mean[e], m2[e]);
+#else
+      chstat[rl * pc.C + cv] = vec2(mean, m2);
+#endif
+    }
+  }
+  barrier();
+  // Per (group, row lane): the group's channels have equal counts n there, so mean = average of
+  // the channel means and M2 = sum M2 + n sum (mean_c - mean)^2, no division per channel. Then
+  // thread g Chan-merges its row lanes (their counts differ by at most one).
+  vec2 lane_stat[2];
+  for (uint h = 0; h < 2u; ++h) {
+    uint i = t + h * W, g = i % pc.G, l = i / pc.G;
+    lane_stat[h] = vec2(0.0);
+    if (l < row_lanes) {
+      float m = 0.0;
+      for (uint j = 0; j < pc.cpg; ++j) m += chstat[l * pc.C + g * pc.cpg + j].x;
+      m /= float(pc.cpg);
+      float m2 = 0.0, dev = 0.0;
+      for (uint j = 0; j < pc.cpg; ++j) {
+        vec2 cs = chstat[l * pc.C + g * pc.cpg + j];
+        m2 += cs.y;
+        dev += (cs.x - m) * (cs.x - m);
+      }
+      float n = float(l < rows ? (rows - l + row_lanes - 1) / row_lanes : 0u);
+      lane_stat[h] = vec2(m, m2 + n * dev);
+    }
+  }
+  barrier();
+  for (uint h = 0; h < 2u; ++h)
+    if (t + h * W < row_lanes * pc.G) chstat[t + h * W] = lane_stat[h];
+  barrier();
+  vec3 acc = vec3(0.0);
+  if (t < pc.G)
+    for (uint l = 0; l < row_lanes; ++l) {
+      float n = float(l < rows ? (rows - l + row_lanes - 1) / row_lanes : 0u);
+      acc = merge(acc, vec3(n * float(pc.cpg), chstat[l * pc.G + t]));
+    }
+  barrier();
+  if (t < pc.G) chstat[t] = acc.yz;
+  barrier();
+  // Broadcast: partial (k, g) goes to word 2 (k G + g) of every tile's copy.
+  for (uint i = t; i < pc.ntiles * pc.G; i += W) {
+    uint tile = i / pc.G, g = i - tile * pc.G;
+    uint o = partials_word(b, tile) + 2u * (k * pc.G + g);
+    ws[o] = chstat[g].x;
+    ws[o + 1u] = chstat[g].y;
+  }
+}
+#endif
+
+#ifdef STAGE_APPLY
+shared VT tab_a[CAP], tab_d[CAP]; // per channel vector: y = x * a + d
+shared vec3 part[gl_WorkGroupSize.x];
+
+void main() {
+  uint k = gl_WorkGroupID.x, b = gl_WorkGroupID.y, t = gl_LocalInvocationID.x;
+  uint W = gl_WorkGroupSize.x;
+  uint CV = pc.C / VEC;
+  // 1. Merge the T x G partials of this tile's copy: thread (g, lane) takes tiles lane, lane +
+  //    lanes, ...; then thread g merges the lanes. Every read of the copy happens here, before the
+  //    barriers that precede the first write of y.
+  // About sqrt(T) lanes per group: as many serial merges per lane as per group afterwards.
+  uint lanes = clamp(uint(ceil(sqrt(float(pc.ntiles)))), 1u, W / pc.G); // W / G >= 1: host keeps G <= W
+  uint g = t % pc.G, lane = t / pc.G;
+  uint src = partials_word(b, k);
+  vec3 acc = vec3(0.0);
+  if (lane < lanes)
+    for (uint j = lane; j < pc.ntiles; j += lanes) {
+      uint o = src + 2u * (j * pc.G + g);
+      acc = merge(acc, vec3(float(tile_row_count(j) * pc.cpg), ws[o], ws[o + 1u]));
+    }
+  part[t] = acc;
+  barrier();
+  if (t < pc.G) {
+    vec3 st = part[t];
+    for (uint l = 1; l < lanes; ++l) st = merge(st, part[l * pc.G + t]);
+    part[t] = vec3(st.y, inversesqrt(st.z / st.x + pc.eps), 0.0); // (mean, rstd)
+  }
+  barrier();
+  // 2. The per-channel table.
+  for (uint cv = t; cv < CV; cv += W) {
+    VT a, d;
+    for (uint e = 0; e < VEC; ++e) {
+      uint c = cv * VEC + e;
+      vec3 ms = part[c / pc.cpg];
+      float ae = ms.y * LOAD(gamma[c]);
+      float de = LOAD(beta[c]) - ms.x * ae;
+#if VEC == 4
+      a[e] = ae;
+      d[e] = de;
+#else
+      a = ae;
+      d = de;
+#endif
+    }
+    tab_a[cv] = a;
+    tab_d[cv] = d;
+  }
+  barrier();
+  // 3. Flat walk over the tile's rows x CV, W vectors apart: the channel advances by W % CV and
+  //    the row by W / CV per step, with one carry (no division). Four vectors in flight.
+  uint r1 = k * pc.tile_rows + tile_row_count(k);
+  uint cv = t % CV, row = k * pc.tile_rows + t / CV;
+  uint dcv = W % CV, drow = W / CV;
+  uint base = b * pc.HW * CV;
+  while (row < r1) {
+    uint idx[4], ch[4];
+    bool ok[4];
+    for (uint e = 0; e < 4u; ++e) {
+      ok[e] = row < r1;
+      idx[e] = base + row * CV + cv;
+      ch[e] = cv;
+      cv += dcv;
+      row += drow;
+      if (cv >= CV) {
+        cv -= CV;
+        row += 1u;
+      }
+    }
+    VT v[4];
+    for (uint e = 0; e < 4u; ++e) v[e] = ok[e] ? VT(x[idx[e]]) : VT(0.0);
+    for (uint e = 0; e < 4u; ++e)
+      if (ok[e]) y[idx[e]] = STORE_V(finish(v[e] * tab_a[ch[e]] + tab_d[ch[e]]));
+  }
+}
+#endif

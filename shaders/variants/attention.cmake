@@ -1,0 +1,38 @@
+# Attention (shaders/attention.comp): portable variants per head size and storage type, and the
+# NV cooperative-matrix (tensor core) variants, fp16 only. Portable tiling per head size:
+#   D 16/32/64/80: one invocation per query, 64 queries per workgroup, 32-key tiles
+#            (K/V tiles 4/8/16/20 KiB + 8 KiB of scores: 12/16/24/28 KiB shared);
+#   D 512:   8 invocations per query (64 columns each), 16 queries, 4-key tiles (18 KiB shared),
+#            so the VAE's single 512-wide head fits lavapipe's 32 KiB of shared memory.
+foreach(dt f32 f16)
+  set(dt_defs "")
+  if(dt STREQUAL "f16")
+    set(dt_defs DTYPE_F16)
+  endif()
+  z123_shader(NAME attention_d16_${dt} SOURCE attention.comp
+              DEFINES HEAD_DIM=16 ATTN_DSPLIT=1 ATTN_QB=64 ATTN_BK=32 ${dt_defs})
+  z123_shader(NAME attention_d32_${dt} SOURCE attention.comp
+              DEFINES HEAD_DIM=32 ATTN_DSPLIT=1 ATTN_QB=64 ATTN_BK=32 ${dt_defs})
+  z123_shader(NAME attention_d64_${dt} SOURCE attention.comp
+              DEFINES HEAD_DIM=64 ATTN_DSPLIT=1 ATTN_QB=64 ATTN_BK=32 ${dt_defs})
+  z123_shader(NAME attention_d80_${dt} SOURCE attention.comp
+              DEFINES HEAD_DIM=80 ATTN_DSPLIT=1 ATTN_QB=64 ATTN_BK=32 ${dt_defs})
+  z123_shader(NAME attention_d512_${dt} SOURCE attention.comp
+              DEFINES HEAD_DIM=512 ATTN_DSPLIT=8 ATTN_QB=16 ATTN_BK=4 ${dt_defs})
+endforeach()
+# NV cooperative matrix: 8 subgroups x 16 query rows, 64-key tiles, 2 K/V stages (47.25 KiB shared).
+z123_shader(NAME attention_d64_nvcm_f16 SOURCE attention.comp
+            DEFINES HEAD_DIM=64 ATTN_NV_COOPMAT DTYPE_F16 REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
+# The same with the generic (shared-memory) row reductions forced, so tests cover that route on
+# GPUs whose accumulator layout would take the quad route (Z123_ATTN_COOPMAT_GENERIC=1).
+z123_shader(NAME attention_d64_nvcm_generic_f16 SOURCE attention.comp
+            DEFINES HEAD_DIM=64 ATTN_NV_COOPMAT ATTN_FORCE_GENERIC DTYPE_F16 REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
+# EXPERIMENT (temporary): alternative coopmat variants, selected by Z123_ATTN_NV=<suffix>.
+set(cm HEAD_DIM=64 ATTN_NV_COOPMAT DTYPE_F16)
+z123_shader(NAME attention_d64_nvcm_y1_f16 SOURCE attention.comp DEFINES ${cm} ATTN_INTERLEAVE REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
+z123_shader(NAME attention_d64_nvcm_y2_f16 SOURCE attention.comp DEFINES ${cm} ATTN_INTERLEAVE ATTN_SPLIT_PF REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
+z123_shader(NAME attention_d64_nvcm_y3_f16 SOURCE attention.comp DEFINES ${cm} ATTN_INTERLEAVE ATTN_SPLIT_PF ATTN_NW=4 REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
+z123_shader(NAME attention_d64_nvcm_y4_f16 SOURCE attention.comp DEFINES ${cm} ATTN_INTERLEAVE ATTN_SPLIT_PF ATTN_Q_SHARED ATTN_BK=32 REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
+z123_shader(NAME attention_d64_nvcm_y5_f16 SOURCE attention.comp DEFINES ${cm} ATTN_SPLIT_PF REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
+z123_shader(NAME attention_d64_nvcm_y6_f16 SOURCE attention.comp DEFINES ${cm} ATTN_INTERLEAVE ATTN_SPLIT_PF ATTN_NW=4 ATTN_R=2 REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
+z123_shader(NAME attention_d64_nvcm_y7_f16 SOURCE attention.comp DEFINES ${cm} ATTN_INTERLEAVE ATTN_SPLIT_PF ATTN_FORCE_GENERIC REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)

@@ -1,0 +1,27 @@
+# GEMM family (engine/src/kernels/gemm_dispatch.cpp): linear layers and implicit-GEMM conv2d.
+# gemm.comp is the portable register-tiled kernel; gemm_coopmat_nv.comp the NV cooperative-matrix
+# kernel (fp16 only). CONV selects the implicit-im2col loader in both.
+foreach(dt f32 f16)
+  if(dt STREQUAL "f16")
+    set(dt_def DTYPE_F16)
+  else()
+    set(dt_def "")
+  endif()
+  z123_shader(NAME gemm_${dt} SOURCE gemm.comp DEFINES ${dt_def})
+  z123_shader(NAME gemm_conv_${dt} SOURCE gemm.comp DEFINES CONV ${dt_def})
+  # N <= 4 (conv_out to RGB, latent convs): 4 x 4 blocks, so 8-wide ones do not waste half.
+  z123_shader(NAME gemm_narrow_${dt} SOURCE gemm.comp DEFINES TM=4 TN=4 ${dt_def})
+  z123_shader(NAME gemm_conv_narrow_${dt} SOURCE gemm.comp DEFINES CONV TM=4 TN=4 ${dt_def})
+endforeach()
+foreach(kind "" "_conv")
+  if(kind STREQUAL "_conv")
+    set(conv_def CONV)
+  else()
+    set(conv_def "")
+  endif()
+  z123_shader(NAME gemm${kind}_nv_f16 SOURCE gemm_coopmat_nv.comp DEFINES DTYPE_F16 ${conv_def}
+              REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
+  # N <= 16 (conv_out to RGB, latent convs): 128 x 16 tiles, one 16 x 16 fragment per subgroup.
+  z123_shader(NAME gemm${kind}_nv_narrow_f16 SOURCE gemm_coopmat_nv.comp
+              DEFINES DTYPE_F16 ${conv_def} BN=16 WARPS_M=8 WARPS_N=1 REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
+endforeach()

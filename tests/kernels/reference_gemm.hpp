@@ -1,0 +1,61 @@
+// Float64 CPU references for the GEMM family (linear, conv2d). Inputs are the float values the
+// device holds (callers round them to fp16 first for F16 tests); every product and sum is in
+// double, so the reference carries no accumulation error of its own.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "z123/kernels/conv2d.hpp"
+#include "z123/kernels/kernels.hpp"
+#include "z123/kernels/matmul.hpp"
+#include "z123/tensor.hpp"
+
+namespace z123::test {
+
+// act(v) in double: GELU with std::erf, SiLU with std::exp.
+double reference_activation(double v, kernels::Epilogue act);
+
+// y[M, N] = act(x[M, K] · w[N, K]^T + bias[N]) + residual[M, N]; bias/residual may be empty.
+std::vector<double> reference_linear(const std::vector<float>& x, const std::vector<float>& w,
+                                     const std::vector<float>& bias, const std::vector<float>& residual, int64_t M,
+                                     int64_t N, int64_t K, kernels::Epilogue act);
+
+struct ConvRefShape {
+  int64_t B, H, W, Cin, Cout, KH, KW;
+};
+
+// Direct convolution with NHWC x [B, H, W, Cin] and the CHECKPOINT weight layout
+// [Cout, Cin, kh, kw] (independent of conv_weight_to_khwc), nearest upsampling, asymmetric
+// zero padding and stride as in Conv2dParams. Output NHWC [B, Ho, Wo, Cout].
+std::vector<double> reference_conv2d_nhwc(const std::vector<float>& x, const std::vector<float>& w_oihw,
+                                          const std::vector<float>& bias, const std::vector<float>& residual,
+                                          const ConvRefShape& s, const kernels::Conv2dParams& p, kernels::Epilogue act,
+                                          int64_t& Ho, int64_t& Wo);
+
+// ---- shared by test_matmul.cpp and test_conv2d.cpp ----
+
+// One implementation path and storage dtype: the GEMM tests run every case once per entry of
+// gemm_test_cases() (portable f32, portable f16, NV cooperative matrix f16).
+struct GemmCase {
+  kernels::Path path;
+  DType dtype;
+};
+std::vector<GemmCase> gemm_test_cases();
+std::string gemm_case_name(const GemmCase& c); // "portable_f32", for test names
+
+// Outputs are O(1) in these tests (weights scaled by 1/sqrt(K)).
+// fp32: accumulation order differs from the reference by ~sqrt(K) roundings of 2^-24 on O(1)
+// partial sums (< 2e-6 for K <= 1000) -> atol 1e-5, rtol 1e-5.
+// fp16: additionally the single rounding of the output to fp16, 2^-11 relative -> rtol 1e-3.
+struct Tolerance {
+  double atol, rtol;
+};
+Tolerance gemm_tolerance(DType dtype);
+
+// A device tensor holding `values` (rounded to fp16 when dtype is F16).
+Tensor device_tensor(vk::Device& device, DType dtype, const std::vector<int64_t>& shape,
+                     const std::vector<float>& values, const std::string& name);
+
+} // namespace z123::test

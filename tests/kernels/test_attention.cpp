@@ -1,0 +1,476 @@
+// kernels::attention() against the float64 reference (reference_attention.hpp), on both paths:
+// plain, second K/V source, fused-QKV windows, causal, head sizes 64/80/512, cross-attention
+// key count 77, batch 1 and 2, both dtypes, large-magnitude scores, and argument errors.
+// Sizes are small and deliberately not tile multiples (lavapipe is slow); every output element
+// is checked after poisoning.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "reference_attention.hpp"
+#include "support/check.hpp"
+#include "support/vk_env.hpp"
+#include "z123/error.hpp"
+#include "z123/kernels/attention.hpp"
+#include "z123/vk/recording.hpp"
+
+using namespace z123;
+using kernels::AttnOperand;
+using kernels::Path;
+
+namespace {
+
+struct Case {
+  DType dtype = DType::F32;
+  int64_t batch = 2, heads = 3, head_dim = 64, nq = 37, nk = 53, nk2 = 0;
+  bool causal = false;
+  float scale = 0;       // 0: kernel default 1/sqrt(D)
+  float magnitude = 1;   // inputs uniform in [-magnitude, magnitude)
+  bool fused = false;    // q/k/v are windows of one [B, N, 3HD+8] tensor (needs nq == nk), k2/v2 of one [B, Nk2, 2HD]
+  Path path = Path::Portable;
+
+  std::string describe() const {
+    return std::string(dtype_name(dtype)) + " B" + std::to_string(batch) + " H" + std::to_string(heads) + " D" +
+           std::to_string(head_dim) + " Nq" + std::to_string(nq) + " Nk" + std::to_string(nk) + "+" +
+           std::to_string(nk2) + (causal ? " causal" : "") + (fused ? " fused" : "") + " x" +
+           std::to_string(magnitude) + " " + kernels::path_name(path);
+  }
+};
+
+// One host tensor with its device twin; data holds what the device holds (fp16-rounded for F16).
+struct HostTensor {
+  Tensor t;
+  std::vector<float> data;
+};
+
+HostTensor make_input(vk::Device& dev, const Case& c, std::vector<int64_t> shape, uint64_t seed, const char* name) {
+  HostTensor h;
+  h.t = make_tensor(dev, c.dtype, std::move(shape), name);
+  h.data = test::as_stored(test::random_uniform(static_cast<size_t>(h.t.numel()), seed, -c.magnitude, c.magnitude),
+                           c.dtype);
+  upload(dev, h.t, h.data);
+  return h;
+}
+
+// Tolerances (|got - ref| <= atol + rtol |ref|), all relative to the value magnitude, since every
+// output is a convex combination of V rows:
+//  * score error: fp32 dot products of D terms of size ~magnitude², so an absolute error of
+//    ~1e-7 · D · magnitude² · scale in the exponent, i.e. that relative error on each weight;
+//    4e-7 · magnitude² covers D <= 512 with 4x margin (the scale shrinks the sum by 1/sqrt(D));
+//  * fp16 storage: one output rounding, 2^-11 relative (rtol 1e-3 gives 2x margin);
+//  * coopmat: the softmax weights enter P·V as fp16 (2^-11 relative each), so up to 2^-11 of the
+//    value magnitude in absolute terms (atol 1e-3 · magnitude: 2x margin).
+struct Tolerance {
+  double atol, rtol;
+};
+Tolerance tolerance(const Case& c) {
+  const double mag = c.magnitude;
+  double atol = mag * (1e-5 + 4e-7 * mag * mag * std::sqrt(static_cast<double>(c.head_dim)));
+  double rtol = c.dtype == DType::F16 ? 1e-3 : 1e-5;
+  if (c.path == Path::NvCoopMat) atol += 1e-3 * mag;
+  return {atol, rtol};
+}
+
+class Attention : public test::VkTest {
+protected:
+  // Runs one case on c.path and compares every element with the reference.
+  void check(const Case& c) {
+    SCOPED_TRACE(c.describe());
+    const uint64_t seed = test::test_seed();
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    kernels::Kernels kern(device());
+    kern.set_attention_path(c.path);
+    const int64_t hd = c.heads * c.head_dim;
+
+    std::vector<HostTensor> inputs;
+    inputs.reserve(5);
+    AttnOperand q, k, v, k2, v2;
+    test::RefAttnOperand rq, rk, rv, rk2, rv2;
+    if (c.fused) {
+      // [B, N, 8 | Q | K | V]: stride from the tensor (row_stride 0), windows at 8, HD+8, 2HD+8.
+      EXPECT_EQ(c.nq, c.nk);
+      inputs.push_back(make_input(device(), c, {c.batch, c.nq, 3 * hd + 8}, seed, "qkv"));
+      const HostTensor& f = inputs.back();
+      q = {&f.t, 0, 8};
+      k = {&f.t, 0, hd + 8};
+      v = {&f.t, 0, 2 * hd + 8};
+      rq = {&f.data, c.nq, 3 * hd + 8, 8};
+      rk = {&f.data, c.nk, 3 * hd + 8, hd + 8};
+      rv = {&f.data, c.nk, 3 * hd + 8, 2 * hd + 8};
+      if (c.nk2 > 0) {
+        inputs.push_back(make_input(device(), c, {c.batch, c.nk2, 2 * hd}, seed + 1, "kv2"));
+        const HostTensor& g = inputs.back();
+        k2 = {&g.t, 2 * hd, 0};
+        v2 = {&g.t, 2 * hd, hd};
+        rk2 = {&g.data, c.nk2, 2 * hd, 0};
+        rv2 = {&g.data, c.nk2, 2 * hd, hd};
+      }
+    } else {
+      inputs.push_back(make_input(device(), c, {c.batch, c.nq, hd}, seed, "q"));
+      inputs.push_back(make_input(device(), c, {c.batch, c.nk, hd}, seed + 1, "k"));
+      inputs.push_back(make_input(device(), c, {c.batch, c.nk, hd}, seed + 2, "v"));
+      q = {&inputs[0].t};
+      k = {&inputs[1].t};
+      v = {&inputs[2].t};
+      rq = {&inputs[0].data, c.nq, hd, 0};
+      rk = {&inputs[1].data, c.nk, hd, 0};
+      rv = {&inputs[2].data, c.nk, hd, 0};
+      if (c.nk2 > 0) {
+        inputs.push_back(make_input(device(), c, {c.batch, c.nk2, hd}, seed + 3, "k2"));
+        inputs.push_back(make_input(device(), c, {c.batch, c.nk2, hd}, seed + 4, "v2"));
+        k2 = {&inputs[3].t};
+        v2 = {&inputs[4].t};
+        rk2 = {&inputs[3].data, c.nk2, hd, 0};
+        rv2 = {&inputs[4].data, c.nk2, hd, 0};
+      }
+    }
+
+    Tensor out = make_tensor(device(), c.dtype, {c.batch, c.nq, hd}, "out");
+    test::poison(device(), out);
+    vk::Recording rec(device());
+    kernels::attention(kern, rec, q, k, v, out, {c.heads, c.head_dim, c.scale, c.causal}, k2, v2);
+    rec.finish();
+    device().run(rec);
+
+    const double scale = c.scale > 0 ? c.scale : 1.0 / std::sqrt(static_cast<double>(c.head_dim));
+    std::vector<double> ref = test::reference_attention(c.batch, c.heads, c.head_dim, scale, c.causal, rq, rk, rv,
+                                                        rk2, rv2);
+    Tolerance tol = tolerance(c);
+    EXPECT_TRUE(test::all_close(download(device(), out), ref, tol.atol, tol.rtol));
+  }
+
+  // The NV cooperative-matrix path runs where the device and the build have it (not lavapipe).
+  bool coopmat_available() {
+    kernels::Kernels kern(device());
+    return kern.path_available(Path::NvCoopMat);
+  }
+};
+
+Case with(Case c, DType dt, Path path = Path::Portable) {
+  c.dtype = dt;
+  c.path = path;
+  return c;
+}
+
+const DType kDtypes[] = {DType::F32, DType::F16};
+
+} // namespace
+
+// ---- portable path ----
+
+TEST_F(Attention, Plain) {
+  for (DType dt : kDtypes) check(with(Case{}, dt));
+}
+
+TEST_F(Attention, SecondKeyValueSource) {
+  Case c;
+  c.nk2 = 19;
+  for (DType dt : kDtypes) check(with(c, dt));
+}
+
+TEST_F(Attention, FusedQkvWindows) {
+  // Self-attention from one fused projection; reference K/V from a fused [K2 | V2] tensor.
+  Case c;
+  c.nq = c.nk = 45;
+  c.nk2 = 21;
+  c.fused = true;
+  for (DType dt : kDtypes) check(with(c, dt));
+}
+
+TEST_F(Attention, CausalClipText) {
+  // CLIP text: 77 tokens, head size 64, causal (2 heads instead of 16 to keep lavapipe fast).
+  Case c;
+  c.heads = 2;
+  c.nq = c.nk = 77;
+  c.causal = true;
+  for (DType dt : kDtypes) {
+    check(with(c, dt));
+    Case single = c;
+    single.batch = 1;
+    single.fused = true;
+    check(with(single, dt));
+  }
+}
+
+TEST_F(Attention, HeadDim80ClipVision) {
+  // CLIP vision: 257 tokens, head size 80 (4 of the 16 heads), batch 1.
+  Case c;
+  c.batch = 1;
+  c.heads = 4;
+  c.head_dim = 80;
+  c.nq = c.nk = 257;
+  for (DType dt : kDtypes) check(with(c, dt));
+}
+
+TEST_F(Attention, HeadDim512SingleHead) {
+  // VAE mid attention: one 512-wide head (few tokens), with a second source to cross its tiles.
+  Case c;
+  c.heads = 1;
+  c.head_dim = 512;
+  c.nq = 21;
+  c.nk = 18;
+  c.nk2 = 7;
+  for (DType dt : kDtypes) check(with(c, dt));
+  Case self = c;
+  self.batch = 1;
+  self.nq = self.nk = 40;
+  self.nk2 = 0;
+  self.fused = true;
+  check(with(self, DType::F16));
+}
+
+TEST_F(Attention, SmallHeadDimsOfTinyConfigs) {
+  // Head sizes 16 and 32 of the tiny test models (tests/data/golden/tiny-model).
+  for (int64_t d : {16, 32}) {
+    Case c;
+    c.heads = 2;
+    c.head_dim = d;
+    c.nk2 = 9;
+    for (DType dt : kDtypes) check(with(c, dt));
+  }
+}
+
+TEST_F(Attention, CrossAttention77Keys) {
+  Case c;
+  c.heads = 2;
+  c.nq = 70;
+  c.nk = 77;
+  c.scale = 0.3f; // an explicit scale, not 1/sqrt(D)
+  for (DType dt : kDtypes) check(with(c, dt));
+}
+
+TEST_F(Attention, MultipleQueryBlocksAndTinyShapes) {
+  Case c;
+  c.batch = 1;
+  c.heads = 1;
+  c.nq = 130; // three portable query blocks
+  c.nk = 70;
+  check(with(c, DType::F16));
+  c.nq = 1;
+  c.nk = 1;
+  c.batch = 2;
+  for (DType dt : kDtypes) check(with(c, dt));
+}
+
+TEST_F(Attention, LargeScoresStayStable) {
+  // Inputs x8 give scores up to ~|64 · 64 / 8| = 512 (natural-log units): exp would overflow
+  // fp32 without the running max.
+  Case c;
+  c.magnitude = 8;
+  c.nk2 = 11;
+  for (DType dt : kDtypes) check(with(c, dt));
+  Case big = c;
+  big.heads = 1;
+  big.head_dim = 512;
+  big.nq = 9;
+  big.nk = 12;
+  check(with(big, DType::F32));
+}
+
+TEST_F(Attention, WrongArgumentsThrow) {
+  kernels::Kernels kern(device());
+  auto t = [&](std::vector<int64_t> s, DType dt = DType::F32) { return make_tensor(device(), dt, s, "t"); };
+  Tensor q = t({2, 5, 128}), k = t({2, 7, 128}), v = t({2, 7, 128}), out = t({2, 5, 128});
+  Tensor v_short = t({2, 6, 128}), k_b1 = t({1, 7, 128}), q16 = t({2, 5, 128}, DType::F16);
+  Tensor narrow = t({2, 7, 120}), q2d = t({10, 128}), out_bad = t({2, 5, 64});
+  kernels::AttentionParams p{2, 64};
+  vk::Recording rec(device());
+  auto expect_kind = [&](ErrorKind kind, auto&& fn, const char* what) {
+    try {
+      fn();
+      ADD_FAILURE() << what << ": no exception";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), kind) << what << ": " << e.what();
+    }
+  };
+  const ErrorKind bad = ErrorKind::InvalidArgument;
+  expect_kind(bad, [&] { kernels::attention(kern, rec, {&q}, {&k}, {&v_short}, out, p); }, "k/v token mismatch");
+  expect_kind(bad, [&] { kernels::attention(kern, rec, {&q}, {&k_b1}, {&v}, out, p); }, "batch mismatch");
+  expect_kind(bad, [&] { kernels::attention(kern, rec, {&q16}, {&k}, {&v}, out, p); }, "dtype mismatch");
+  expect_kind(bad, [&] { kernels::attention(kern, rec, {&q}, {&narrow}, {&v}, out, p); }, "rows too narrow");
+  expect_kind(bad, [&] { kernels::attention(kern, rec, {&q}, {&k, 0, 8}, {&v}, out, p); }, "window past the row");
+  expect_kind(bad, [&] { kernels::attention(kern, rec, {&q}, {&k, 256, 0}, {&v}, out, p); }, "stride past the end");
+  expect_kind(bad, [&] { kernels::attention(kern, rec, {&q2d}, {&k}, {&v}, out, p); }, "q not 3-D");
+  expect_kind(bad, [&] { kernels::attention(kern, rec, {&q}, {&k}, {&v}, out_bad, p); }, "out shape");
+  expect_kind(bad, [&] { kernels::attention(kern, rec, {&q}, {&k}, {&v}, q, p); }, "out aliases q");
+  expect_kind(bad, [&] { kernels::attention(kern, rec, {&q}, {&k}, {&v}, out, p, {&k}); }, "k2 without v2");
+  expect_kind(bad, [&] { kernels::attention(kern, rec, {&q}, {&k}, {&v}, out, {0, 64}); }, "zero heads");
+  expect_kind(bad, [&] { kernels::attention(kern, rec, {}, {&k}, {&v}, out, p); }, "missing q");
+  expect_kind(ErrorKind::Unsupported, [&] { kernels::attention(kern, rec, {&q}, {&k}, {&v}, out, {2, 48}); },
+              "head size 48 has no variant");
+  EXPECT_EQ(rec.dispatch_count(), 0u);
+}
+
+// ---- NV cooperative-matrix path (fp16, tensor cores): skipped where unavailable ----
+
+class AttentionCoopMat : public Attention {
+protected:
+  void SetUp() override {
+    Attention::SetUp();
+    if (!coopmat_available()) GTEST_SKIP() << "NV cooperative matrix path not available on this device/build";
+  }
+};
+
+// The coopmat cases: the portable cases' shapes plus several query blocks / key tiles.
+std::vector<Case> coopmat_cases() {
+  std::vector<Case> cs;
+  Case plain;
+  cs.push_back(plain);
+  Case second;
+  second.nk2 = 19;
+  cs.push_back(second);
+  Case fused;
+  fused.nq = fused.nk = 45;
+  fused.nk2 = 21;
+  fused.fused = true;
+  cs.push_back(fused);
+  Case causal; // CLIP text
+  causal.heads = 16;
+  causal.nq = causal.nk = 77;
+  causal.causal = true;
+  cs.push_back(causal);
+  Case cross;
+  cross.heads = 5;
+  cross.nq = 300;
+  cross.nk = 77;
+  cs.push_back(cross);
+  Case many; // several query blocks and key tiles, both sources, partial tiles everywhere
+  many.heads = 5;
+  many.nq = 600;
+  many.nk = 600;
+  many.nk2 = 256 + 13;
+  cs.push_back(many);
+  Case large;
+  large.magnitude = 8;
+  large.nk2 = 11;
+  cs.push_back(large);
+  Case tiny;
+  tiny.nq = 1;
+  tiny.nk = 1;
+  cs.push_back(tiny);
+  for (Case& c : cs) c = with(c, DType::F16, Path::NvCoopMat);
+  return cs;
+}
+
+TEST_F(AttentionCoopMat, Shapes) {
+  for (const Case& c : coopmat_cases()) check(c);
+}
+
+// The generic route (row statistics through shared memory) the kernel takes when the
+// accumulator layout is not the quad layout; forced here, since NVIDIA GPUs take the quad route.
+TEST_F(AttentionCoopMat, GenericRowReductions) {
+  setenv("Z123_ATTN_COOPMAT_GENERIC", "1", 1);
+  for (const Case& c : coopmat_cases()) check(c);
+  unsetenv("Z123_ATTN_COOPMAT_GENERIC");
+}
+
+// Level-0 UNet self-attention with the reference tokens (spec §14.4): B 2, 5 heads x 64,
+// Nq 9600, Nk 9600 + 4096; checks a sample of rows (the float64 reference of all rows is slow)
+// and prints the kernel time.
+TEST_F(AttentionCoopMat, UnetLevel0) {
+  Case c;
+  c.dtype = DType::F16;
+  c.path = Path::NvCoopMat;
+  c.heads = 5;
+  c.nq = 9600;
+  c.nk = 9600;
+  c.nk2 = 4096;
+  const uint64_t seed = test::test_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  kernels::Kernels kern(device());
+  kern.set_attention_path(Path::NvCoopMat);
+  const int64_t hd = c.heads * c.head_dim;
+  HostTensor q = make_input(device(), c, {c.batch, c.nq, hd}, seed, "q");
+  HostTensor k = make_input(device(), c, {c.batch, c.nk, hd}, seed + 1, "k");
+  HostTensor v = make_input(device(), c, {c.batch, c.nk, hd}, seed + 2, "v");
+  HostTensor k2 = make_input(device(), c, {c.batch, c.nk2, hd}, seed + 3, "k2");
+  HostTensor v2 = make_input(device(), c, {c.batch, c.nk2, hd}, seed + 4, "v2");
+  Tensor out = make_tensor(device(), c.dtype, {c.batch, c.nq, hd}, "out");
+  test::poison(device(), out);
+  vk::Recording rec(device(), 2);
+  rec.timestamp("start");
+  kernels::attention(kern, rec, {&q.t}, {&k.t}, {&v.t}, out, {c.heads, c.head_dim}, {&k2.t}, {&v2.t});
+  rec.timestamp("attention");
+  rec.finish();
+  double best = 1e30;
+  for (int i = 0; i < 5; ++i) {
+    device().run(rec);
+    best = std::min(best, rec.timings().back().second);
+  }
+  const double flop = 4.0 * c.batch * c.heads * c.nq * (c.nk + c.nk2) * c.head_dim;
+  std::printf("attention L0 (B2 H5 D64 Nq 9600 Nk 13696): %.3f ms, %.1f TFLOP/s\n", best, flop / best * 1e-9);
+
+  // Reference for a sample of query rows: run the reference on a Q made of those rows only.
+  std::vector<int64_t> rows = {0, 1, 127, 128, 4999, 9471, 9599};
+  const int64_t nr = static_cast<int64_t>(rows.size());
+  std::vector<float> qs(static_cast<size_t>(c.batch * nr * hd));
+  for (int64_t b = 0; b < c.batch; ++b)
+    for (int64_t r = 0; r < nr; ++r)
+      for (int64_t e = 0; e < hd; ++e)
+        qs[(b * nr + r) * hd + e] = q.data[(b * c.nq + rows[r]) * hd + e];
+  std::vector<double> ref = test::reference_attention(
+      c.batch, c.heads, c.head_dim, 1.0 / 8.0, false, {&qs, nr, hd, 0}, {&k.data, c.nk, hd, 0},
+      {&v.data, c.nk, hd, 0}, {&k2.data, c.nk2, hd, 0}, {&v2.data, c.nk2, hd, 0});
+  std::vector<float> got_all = download(device(), out), got(ref.size());
+  for (int64_t b = 0; b < c.batch; ++b)
+    for (int64_t r = 0; r < nr; ++r)
+      for (int64_t e = 0; e < hd; ++e) got[(b * nr + r) * hd + e] = got_all[(b * c.nq + rows[r]) * hd + e];
+  Tolerance tol = tolerance(c);
+  EXPECT_TRUE(test::all_close(got, ref, tol.atol, tol.rtol));
+  size_t poisoned = 0;
+  for (float x : got_all) poisoned += x == test::kPoisonValue;
+  EXPECT_EQ(poisoned, 0u) << "output elements never written";
+}
+
+// Timings of the model's attention shapes (spec §14.4) on the portable and, where available,
+// the coopmat path, fp16. Not a correctness test (the tests above are); run with
+// --gtest_also_run_disabled_tests --gtest_filter='*AttentionBench*' on the GPU machine.
+TEST_F(Attention, DISABLED_AttentionBench) {
+  struct Shape {
+    const char* name;
+    int64_t batch, heads, head_dim, nq, nk, nk2;
+  };
+  const Shape shapes[] = {
+      {"L0 ref-attn 2x5x9600x(9600+4096)x64", 2, 5, 64, 9600, 9600, 4096},
+      {"L1 ref-attn 2x10x2400x(2400+1024)x64", 2, 10, 64, 2400, 2400, 1024},
+      {"L0 cross 2x5x9600x77x64", 2, 5, 64, 9600, 77, 0},
+      {"ref pass L0 2x5x4096x4096x64", 2, 5, 64, 4096, 4096, 0},
+      {"vae mid 1x1x9600x9600x512", 1, 1, 512, 9600, 9600, 0},
+      {"clip vision 1x16x257x257x80", 1, 16, 80, 257, 257, 0},
+  };
+  kernels::Kernels kern(device());
+  for (Path path : {Path::Portable, Path::NvCoopMat}) {
+    if (!kern.path_available(path)) continue;
+    kern.set_attention_path(path);
+    for (const Shape& s : shapes) {
+      const int64_t hd = s.heads * s.head_dim;
+      auto mk = [&](int64_t n, const char* name) {
+        Tensor t = make_tensor(device(), DType::F16, {s.batch, n, hd}, name);
+        upload(device(), t, test::random_uniform(static_cast<size_t>(t.numel()), 1));
+        return t;
+      };
+      Tensor q = mk(s.nq, "q"), k = mk(s.nk, "k"), v = mk(s.nk, "v"), out = mk(s.nq, "out");
+      Tensor k2 = mk(std::max<int64_t>(s.nk2, 1), "k2"), v2 = mk(std::max<int64_t>(s.nk2, 1), "v2");
+      vk::Recording rec(device(), 2);
+      rec.timestamp("start");
+      if (s.nk2 > 0)
+        kernels::attention(kern, rec, {&q}, {&k}, {&v}, out, {s.heads, s.head_dim}, {&k2}, {&v2});
+      else
+        kernels::attention(kern, rec, {&q}, {&k}, {&v}, out, {s.heads, s.head_dim});
+      rec.timestamp("attention");
+      rec.finish();
+      double best = 1e30;
+      for (int i = 0; i < 5; ++i) {
+        device().run(rec);
+        best = std::min(best, rec.timings().back().second);
+      }
+      const double flop = 4.0 * s.batch * s.heads * s.nq * (s.nk + s.nk2) * s.head_dim;
+      std::printf("%-12s %-40s %9.3f ms %7.1f TFLOP/s\n", kernels::path_name(path), s.name, best, flop / best * 1e-9);
+    }
+  }
+}

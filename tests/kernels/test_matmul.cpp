@@ -1,0 +1,150 @@
+// linear(): every case against the float64 reference on every path/dtype (gemm_test_cases),
+// with outputs poisoned first so a missed element fails. Shapes are deliberately not multiples
+// of any tile (the portable kernel's 4 x 4 blocks, the coopmat kernel's 128 x 128 x 32 tiles),
+// and K is chosen to hit both the vectorized (K % 4 / K % 8 == 0) and element-wise loaders.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include "kernels/gemm_dispatch.hpp"
+#include "reference_gemm.hpp"
+#include "support/check.hpp"
+#include "support/vk_env.hpp"
+#include "z123/error.hpp"
+#include "z123/kernels/matmul.hpp"
+#include "z123/vk/recording.hpp"
+
+using namespace z123;
+using kernels::Epilogue;
+
+namespace {
+
+class Linear : public test::VkTest, public ::testing::WithParamInterface<test::GemmCase> {
+protected:
+  void SetUp() override {
+    VkTest::SetUp();
+    kernels_ = std::make_unique<kernels::Kernels>(device());
+    if (!kernels_->path_available(GetParam().path))
+      GTEST_SKIP() << kernels::path_name(GetParam().path) << " is not available on " << device().info().name;
+    kernels_->set_matmul_path(GetParam().path);
+  }
+
+  // y = act(x · w^T + bias) + residual for x [lead..., K], w [N, K]; checks every element.
+  void check(const std::vector<int64_t>& lead, int64_t K, int64_t N, bool with_bias, bool with_residual, Epilogue act) {
+    const DType dt = GetParam().dtype;
+    const uint64_t seed = test::test_seed();
+    SCOPED_TRACE("seed " + std::to_string(seed) + " (Z123_TEST_SEED), K " + std::to_string(K) + ", N " +
+                 std::to_string(N));
+    int64_t M = 1;
+    for (int64_t d : lead) M *= d;
+    std::vector<int64_t> xs = lead, ys = lead;
+    xs.push_back(K);
+    ys.push_back(N);
+    const float wscale = 1.0f / std::sqrt(static_cast<float>(std::max<int64_t>(K, 1)));
+    auto xv = test::as_stored(test::random_uniform(M * K, seed, -1, 1), dt);
+    auto wv = test::as_stored(test::random_uniform(N * K, seed + 1, -wscale, wscale), dt);
+    std::vector<float> bv, rv;
+    if (with_bias) bv = test::as_stored(test::random_uniform(N, seed + 2, -0.5f, 0.5f), dt);
+    if (with_residual) rv = test::as_stored(test::random_uniform(M * N, seed + 3, -1, 1), dt);
+
+    Tensor x = test::device_tensor(device(), dt, xs, xv, "x");
+    Tensor w = test::device_tensor(device(), dt, {N, K}, wv, "w");
+    Tensor y = make_tensor(device(), dt, ys, "y");
+    std::unique_ptr<Tensor> b, r;
+    if (with_bias) b = std::make_unique<Tensor>(test::device_tensor(device(), dt, {N}, bv, "bias"));
+    if (with_residual) r = std::make_unique<Tensor>(test::device_tensor(device(), dt, ys, rv, "residual"));
+    test::poison(device(), y);
+
+    vk::Recording rec(device());
+    kernels::linear(*kernels_, rec, x, w, b.get(), y, act, r.get());
+    rec.finish();
+    device().run(rec);
+
+    auto ref = test::reference_linear(xv, wv, bv, rv, M, N, K, act);
+    auto tol = test::gemm_tolerance(dt);
+    EXPECT_TRUE(test::all_close(download(device(), y), ref, tol.atol, tol.rtol));
+  }
+
+  std::unique_ptr<kernels::Kernels> kernels_;
+};
+
+} // namespace
+
+TEST_P(Linear, PlainOddShape) { check({37}, 45, 29, false, false, Epilogue::None); }
+TEST_P(Linear, BiasLeadingDims) { check({2, 3, 17}, 64, 40, true, false, Epilogue::None); }
+TEST_P(Linear, BiasAndResidual) { check({2, 50}, 96, 72, true, true, Epilogue::None); }
+TEST_P(Linear, ResidualWithoutBias) { check({3, 11}, 24, 16, false, true, Epilogue::None); }
+TEST_P(Linear, GeluSmallKNarrowN) { check({33}, 27, 3, true, false, Epilogue::Gelu); }
+TEST_P(Linear, GeluWide) { check({2, 21}, 40, 130, true, false, Epilogue::Gelu); }
+TEST_P(Linear, N7) { check({45}, 33, 7, true, true, Epilogue::None); }
+TEST_P(Linear, SiluResidualN4) { check({19}, 20, 4, true, true, Epilogue::Silu); }
+// Several coopmat tiles in M and N, K a multiple of 8 but not of the 32-deep K step.
+TEST_P(Linear, MultiTile) { check({300}, 136, 260, true, true, Epilogue::None); }
+// Time-embedding shape: few rows, K % 8 == 0.
+TEST_P(Linear, FewRows) { check({2}, 320, 1280, true, false, Epilogue::Silu); }
+TEST_P(Linear, SingleColumnAndRow) { check({1}, 1, 1, true, false, Epilogue::None); }
+
+INSTANTIATE_TEST_SUITE_P(Gemm, Linear, ::testing::ValuesIn(test::gemm_test_cases()),
+                         [](const auto& param_info) { return test::gemm_case_name(param_info.param); });
+
+class LinearArgs : public test::VkTest {};
+
+namespace {
+template <class F>
+void expect_invalid(F&& f, const char* what) {
+  try {
+    f();
+    ADD_FAILURE() << what << ": no exception";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument) << what << ": " << e.what();
+  }
+}
+} // namespace
+
+TEST_F(LinearArgs, WrongShapesAndDtypesThrowInvalidArgument) {
+  kernels::Kernels k(device());
+  vk::Recording rec(device());
+  Tensor x = make_tensor(device(), DType::F32, {4, 8}, "x");
+  Tensor w = make_tensor(device(), DType::F32, {6, 8}, "w");
+  Tensor y = make_tensor(device(), DType::F32, {4, 6}, "y");
+  Tensor b = make_tensor(device(), DType::F32, {6}, "b");
+  Tensor w_bad = make_tensor(device(), DType::F32, {6, 7}, "w_bad");
+  Tensor w_3d = make_tensor(device(), DType::F32, {6, 8, 1}, "w_3d");
+  Tensor y_bad = make_tensor(device(), DType::F32, {4, 5}, "y_bad");
+  Tensor b_bad = make_tensor(device(), DType::F32, {5}, "b_bad");
+  Tensor y16 = make_tensor(device(), DType::F16, {4, 6}, "y16");
+  Tensor sq = make_tensor(device(), DType::F32, {8, 8}, "sq");
+  expect_invalid([&] { kernels::linear(k, rec, x, w_bad, nullptr, y); }, "K mismatch");
+  expect_invalid([&] { kernels::linear(k, rec, x, w_3d, nullptr, y); }, "3-D weight");
+  expect_invalid([&] { kernels::linear(k, rec, x, w, nullptr, y_bad); }, "wrong output shape");
+  expect_invalid([&] { kernels::linear(k, rec, x, w, &b_bad, y); }, "wrong bias shape");
+  expect_invalid([&] { kernels::linear(k, rec, x, w, nullptr, y, Epilogue::None, &y_bad); }, "wrong residual");
+  expect_invalid([&] { kernels::linear(k, rec, x, w, nullptr, y16); }, "dtype mismatch");
+  expect_invalid([&] { kernels::linear(k, rec, x, w, &b, x); }, "output shape (and aliasing)");
+  expect_invalid([&] { kernels::linear(k, rec, sq, sq, nullptr, sq); }, "output aliases input");
+  EXPECT_EQ(rec.dispatch_count(), 0u);
+}
+
+TEST_F(LinearArgs, CoopMatPathIsTakenOnlyForF16) {
+  kernels::Kernels k(device());
+  if (!k.path_available(kernels::Path::NvCoopMat)) GTEST_SKIP() << "no NV cooperative matrix on this device";
+  k.set_matmul_path(kernels::Path::NvCoopMat);
+  EXPECT_TRUE(kernels::detail::gemm_uses_coopmat(k, DType::F16));
+  EXPECT_FALSE(kernels::detail::gemm_uses_coopmat(k, DType::F32));
+  k.set_matmul_path(kernels::Path::Portable);
+  EXPECT_FALSE(kernels::detail::gemm_uses_coopmat(k, DType::F16));
+}
+
+// More row tiles than one grid dimension may hold spill into grid z. Real sizes never reach
+// 65535 tiles cheaply, so the limit is lowered to 3 here; the kernels see exactly what a huge
+// problem would give them (tile = y + z * groups_y, with idle tail groups).
+TEST_P(Linear, RowTilesSpillIntoGridZ) {
+  struct Limit {
+    Limit() { kernels::detail::set_max_grid_rows_for_testing(3); }
+    ~Limit() { kernels::detail::set_max_grid_rows_for_testing(0); }
+  } limit;
+  // 20 row tiles of 64 (portable, grid 3 x 7) or 10 of 128 (coopmat, 3 x 4): idle tail groups too.
+  check({1250}, 24, 20, true, false, Epilogue::None);
+}

@@ -1,0 +1,255 @@
+// GroupNorm and LayerNorm against float64 references (reference_pointwise.cpp), for fp32 and fp16
+// storage, both GroupNorm paths (direct and split), odd channel counts, batch 2, rank-3 and rank-4
+// inputs, poisoned outputs, and data with a large common offset (100 +- 1) that a naive
+// E[x^2] - E[x]^2 variance would destroy.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "reference_pointwise.hpp"
+#include "support/check.hpp"
+#include "support/vk_env.hpp"
+#include "z123/error.hpp"
+#include "z123/kernels/elementwise.hpp"
+#include "z123/kernels/norm.hpp"
+#include "z123/vk/recording.hpp"
+
+using namespace z123;
+using kernels::GroupNormPath;
+namespace ref = z123::test::pointwise;
+
+namespace {
+
+struct Tol {
+  double atol, rtol;
+};
+
+// fp32: statistics accumulate in fp32 over up to ~1e5 values (relative ~1e-6 in mean / rstd),
+// outputs are O(1..5) -> 2e-5 absolute. fp16: the output is rounded once to fp16 (2^-11
+// relative, ~2.4e-3 absolute at |y| ~ 5) on top of the fp32 math -> one fp16 ulp relative.
+Tol norm_tolerance(DType dt) { return dt == DType::F32 ? Tol{2e-5, 1e-5} : Tol{1e-3, 1e-3}; }
+
+class NormTest : public test::VkTest, public ::testing::WithParamInterface<DType> {
+protected:
+  void SetUp() override {
+    VkTest::SetUp();
+    kernels_ = std::make_unique<kernels::Kernels>(device());
+  }
+
+  // GroupNorm of x = shape (rank 3 or 4, NHWC), values uniform in [center - spread, center + spread].
+  void check_group_norm(const std::vector<int64_t>& shape, int groups, bool silu, GroupNormPath path,
+                        float center = 0.0f, float spread = 2.0f, double eps = 1e-5, Tol tol = {-1, -1}) {
+    const DType dt = GetParam();
+    const uint64_t seed = test::test_seed();
+    SCOPED_TRACE("seed " + std::to_string(seed) + " (Z123_TEST_SEED), shape " + shape_string(shape) + ", groups " +
+                 std::to_string(groups) + ", path " + std::to_string(static_cast<int>(path)));
+    const int64_t B = shape.front(), C = shape.back();
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    const int64_t HW = n / (B * C);
+    auto xv = test::as_stored(test::random_uniform(n, seed, center - spread, center + spread), dt);
+    auto gv = test::as_stored(test::random_uniform(C, seed + 1, 0.5f, 1.5f), dt);
+    auto bv = test::as_stored(test::random_uniform(C, seed + 2, -0.5f, 0.5f), dt);
+    Tensor x = ref::upload_tensor(device(), dt, shape, xv, "x");
+    Tensor gamma = ref::upload_tensor(device(), dt, {C}, gv, "gamma");
+    Tensor beta = ref::upload_tensor(device(), dt, {C}, bv, "beta");
+    Tensor y = make_tensor(device(), dt, shape, "y");
+    test::poison(device(), y);
+
+    vk::Recording rec(device());
+    kernels::group_norm(*kernels_, rec, x, gamma, beta, y, groups, static_cast<float>(eps), silu, path);
+    device().run(rec);
+
+    auto want = ref::group_norm(xv, gv, bv, B, HW, C, groups, eps, silu);
+    if (tol.atol < 0) tol = norm_tolerance(dt);
+    EXPECT_TRUE(test::all_close(download(device(), y), want, tol.atol, tol.rtol));
+  }
+
+  void check_layer_norm(const std::vector<int64_t>& shape, float center, bool in_place) {
+    const DType dt = GetParam();
+    const uint64_t seed = test::test_seed();
+    SCOPED_TRACE("seed " + std::to_string(seed) + " (Z123_TEST_SEED), shape " + shape_string(shape));
+    const int64_t C = shape.back();
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    auto xv = test::as_stored(test::random_normal(n, seed), dt);
+    for (auto& v : xv) v = test::as_stored({v + center}, dt)[0];
+    auto gv = test::as_stored(test::random_uniform(C, seed + 1, 0.5f, 1.5f), dt);
+    auto bv = test::as_stored(test::random_uniform(C, seed + 2, -0.5f, 0.5f), dt);
+    Tensor x = ref::upload_tensor(device(), dt, shape, xv, "x");
+    Tensor gamma = ref::upload_tensor(device(), dt, {C}, gv, "gamma");
+    Tensor beta = ref::upload_tensor(device(), dt, {C}, bv, "beta");
+    Tensor y = x;
+    if (!in_place) {
+      y = make_tensor(device(), dt, shape, "y");
+      test::poison(device(), y);
+    }
+    vk::Recording rec(device());
+    kernels::layer_norm(*kernels_, rec, x, gamma, beta, y, 1e-5f);
+    device().run(rec);
+
+    auto want = ref::layer_norm(xv, gv, bv, n / C, C, 1e-5);
+    // A centre of 100 leaves each fp32 input with ulp(100) / 2 = 3.8e-6 of representation error
+    // that the reference sees exactly but the kernel's fp32 mean does not: ~1e-5 after / sigma.
+    Tol tol = norm_tolerance(dt);
+    if (center != 0.0f && dt == DType::F32) tol.atol = 5e-5;
+    EXPECT_TRUE(test::all_close(download(device(), y), want, tol.atol, tol.rtol));
+  }
+
+  std::unique_ptr<kernels::Kernels> kernels_;
+};
+
+std::string dtype_param_name(const ::testing::TestParamInfo<DType>& info) { return dtype_name(info.param); }
+
+} // namespace
+
+class GroupNorm : public NormTest {};
+
+// C = 30 (not a multiple of 4), 6 groups of 5 channels; HW = 63 rows.
+TEST_P(GroupNorm, DirectOddShape) { check_group_norm({2, 63, 30}, 6, false, GroupNormPath::Direct); }
+TEST_P(GroupNorm, DirectRank4WithSilu) { check_group_norm({2, 7, 9, 30}, 6, true, GroupNormPath::Direct); }
+// More channels per group than the direct kernel has lanes (cpg 300 > 256).
+TEST_P(GroupNorm, DirectWideGroups) { check_group_norm({1, 5, 600}, 2, true, GroupNormPath::Direct); }
+TEST_P(GroupNorm, SplitOddShape) { check_group_norm({2, 63, 30}, 6, false, GroupNormPath::Split); }
+TEST_P(GroupNorm, SplitRank4WithSilu) { check_group_norm({2, 7, 9, 30}, 6, true, GroupNormPath::Split); }
+// Many tiles (dozens per batch: more than the apply stage's lanes per group, so each lane merges
+// several), a last tile that takes a remainder (1100 and 1203 rows do not divide evenly), and
+// 32 groups as in the model.
+TEST_P(GroupNorm, SplitManyTiles) { check_group_norm({1, 1100, 256}, 32, true, GroupNormPath::Split); }
+TEST_P(GroupNorm, SplitRank4Groups32) { check_group_norm({2, 40, 30, 64}, 32, true, GroupNormPath::Split); }
+TEST_P(GroupNorm, SplitLastTileRemainder) { check_group_norm({2, 1203, 96}, 32, false, GroupNormPath::Split); }
+// cpg = 1 and few rows: a single tile, whose first rows hold the partials.
+TEST_P(GroupNorm, SplitOneChannelPerGroup) { check_group_norm({2, 50, 12}, 12, false, GroupNormPath::Split); }
+// C = 15: fp16 tiles start in the middle of a 32-bit word, so the statistics slots must skip to
+// the tile's first whole word.
+TEST_P(GroupNorm, SplitOddChannelsUnalignedTiles) { check_group_norm({2, 45, 15}, 3, true, GroupNormPath::Split); }
+// More channel vectors than partial / apply lanes (256): the lanes loop over channels.
+TEST_P(GroupNorm, SplitWideChannelsVec4) { check_group_norm({2, 24, 1280}, 32, true, GroupNormPath::Split); }
+TEST_P(GroupNorm, SplitWideChannelsScalar) { check_group_norm({1, 17, 1030}, 10, false, GroupNormPath::Split); }
+// UNet-like: 320 channels, 32 groups, silu, level-0 aspect ratio (scaled down).
+TEST_P(GroupNorm, AutoUNetLike) { check_group_norm({2, 12, 8, 320}, 32, true, GroupNormPath::Auto); }
+// VAE-like: B = 1, 128 channels, a 4800-row image (groups of 19200 values).
+TEST_P(GroupNorm, AutoVaeLike) { check_group_norm({1, 80, 60, 128}, 32, true, GroupNormPath::Auto); }
+
+// Values 100 +- 1: the variance (1/3) is 3e-5 of the mean square, so E[x^2] - E[x]^2 in fp32
+// would lose every digit. Shifted sums + Chan merges keep it. The inputs' own representation
+// (ulp(100) = 7.6e-6 in fp32) bounds the kernel's fp32 mean: |y| error ~ 1e-5 / sigma (0.58).
+TEST_P(GroupNorm, LargeMeanOffsetDirect) {
+  Tol tol = GetParam() == DType::F32 ? Tol{1e-4, 1e-5} : norm_tolerance(DType::F16);
+  check_group_norm({2, 300, 30}, 6, false, GroupNormPath::Direct, 100.0f, 1.0f, 1e-6, tol);
+}
+TEST_P(GroupNorm, LargeMeanOffsetSplit) {
+  Tol tol = GetParam() == DType::F32 ? Tol{1e-4, 1e-5} : norm_tolerance(DType::F16);
+  check_group_norm({2, 300, 30}, 6, false, GroupNormPath::Split, 100.0f, 1.0f, 1e-6, tol);
+}
+
+TEST_P(GroupNorm, RejectsBadArguments) {
+  const DType dt = GetParam();
+  auto& d = device();
+  Tensor x = make_tensor(d, dt, {2, 10, 30}, "x");
+  Tensor y = make_tensor(d, dt, {2, 10, 30}, "y");
+  Tensor g = make_tensor(d, dt, {30}, "g");
+  Tensor g_bad = make_tensor(d, dt, {31}, "g_bad");
+  Tensor y_other = make_tensor(d, dt == DType::F32 ? DType::F16 : DType::F32, {2, 10, 30}, "y_other");
+  Tensor x2 = make_tensor(d, dt, {300}, "x2");
+  vk::Recording rec(d);
+  auto& k = *kernels_;
+  EXPECT_THROW(kernels::group_norm(k, rec, x, g, g, y, 4, 1e-5f, false), Error);      // 4 does not divide 30
+  EXPECT_THROW(kernels::group_norm(k, rec, x, g_bad, g, y, 6, 1e-5f, false), Error);  // gamma shape
+  EXPECT_THROW(kernels::group_norm(k, rec, x, g, g, y_other, 6, 1e-5f, false), Error); // dtype
+  EXPECT_THROW(kernels::group_norm(k, rec, x, g, g, x, 6, 1e-5f, false), Error);      // in place
+  EXPECT_THROW(kernels::group_norm(k, rec, x2, g, g, x2, 6, 1e-5f, false), Error);    // rank 1
+  try {
+    kernels::group_norm(k, rec, x, g, g, y, 7, 1e-5f, false);
+    ADD_FAILURE() << "no throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("group_norm"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(rec.dispatch_count(), 0u);
+}
+
+class LayerNorm : public NormTest {};
+
+TEST_P(LayerNorm, OddWidth) { check_layer_norm({2, 7, 37}, 0.0f, false); }
+TEST_P(LayerNorm, UNetWidth) { check_layer_norm({2, 9, 320}, 0.0f, false); }
+TEST_P(LayerNorm, WideRowsInPlace) { check_layer_norm({3, 1280}, 0.0f, true); }
+TEST_P(LayerNorm, LargeMeanOffset) { check_layer_norm({2, 5, 77}, 100.0f, false); }
+
+TEST_P(LayerNorm, RejectsBadArguments) {
+  const DType dt = GetParam();
+  auto& d = device();
+  Tensor x = make_tensor(d, dt, {4, 20}, "x");
+  Tensor g = make_tensor(d, dt, {20}, "g");
+  Tensor g_bad = make_tensor(d, dt, {4, 20}, "g_bad");
+  Tensor y_bad = make_tensor(d, dt, {4, 21}, "y_bad");
+  vk::Recording rec(d);
+  EXPECT_THROW(kernels::layer_norm(*kernels_, rec, x, g_bad, g, x, 1e-5f), Error);
+  EXPECT_THROW(kernels::layer_norm(*kernels_, rec, x, g, g, y_bad, 1e-5f), Error);
+  EXPECT_EQ(rec.dispatch_count(), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Norm, GroupNorm, ::testing::Values(DType::F32, DType::F16), dtype_param_name);
+INSTANTIATE_TEST_SUITE_P(Norm, LayerNorm, ::testing::Values(DType::F32, DType::F16), dtype_param_name);
+
+// ---- throughput (timing, not correctness) -----------------------------------------------------------
+// Run with --gtest_also_run_disabled_tests --gtest_filter='NormBench*' (Z123_BENCH_FULL=1 for the
+// model's sizes). Prints effective bandwidth (x read once + y written once) next to a copy of the
+// same bytes by the engine's vectorized copy kernel (kernels::cast; vkCmdCopyBuffer is slower on
+// NVIDIA); the target for GroupNorm + SiLU at UNet level 0 is >= 60% of the copy.
+class NormBench : public test::VkTest {};
+
+TEST_F(NormBench, DISABLED_ModelShapes) {
+  const bool full = ref::bench_full_size();
+  const int reps = full ? 50 : 2;
+  const int64_t s = full ? 1 : 16; // row divisor for lavapipe
+  kernels::Kernels k(device());
+  struct Case {
+    const char* name;
+    int64_t B, HW, C;
+    int groups;
+    bool silu;
+  };
+  const Case cases[] = {
+      {"unet L0 gn+silu 320", 2, 9600, 320, 32, true},  {"unet L0 gn+silu 640", 2, 9600, 640, 32, true},
+      {"unet L0 gn+silu 960", 2, 9600, 960, 32, true},  {"unet L1 gn+silu 640", 2, 2400, 640, 32, true},
+      {"unet L2 gn+silu 1280", 2, 600, 1280, 32, true}, {"unet L3 gn+silu 2560", 2, 150, 2560, 32, true},
+      {"ref L0 gn 320", 2, 4096, 320, 32, false},       {"vae 960x640x128", 1, 614400, 128, 32, true},
+      {"vae 480x320x512", 1, 153600, 512, 32, true},    {"vae 120x80x512", 1, 9600, 512, 32, true},
+      {"tiny 2x64x320 (latency)", 2, 64 * s, 320, 32, true},
+  };
+  std::printf("%-24s %10s %10s %9s %9s %9s %7s\n", "case (fp16)", "copy us", "copy GB/s", "direct", "split",
+              "auto", "auto/cp");
+  for (const Case& c : cases) {
+    const int64_t HW = std::max<int64_t>(c.HW / s, 64);
+    std::vector<int64_t> shape{c.B, HW, c.C};
+    Tensor x = make_tensor(device(), DType::F16, shape, "x");
+    Tensor y = make_tensor(device(), DType::F16, shape, "y");
+    Tensor g = make_tensor(device(), DType::F16, {c.C}, "g");
+    upload(device(), x, test::random_uniform(x.numel(), 1));
+    upload(device(), g, std::vector<float>(c.C, 1.0f));
+    const double bytes = 2.0 * x.bytes();
+    double copy = ref::bench_ms(device(), [&](vk::Recording& r) { kernels::cast(k, r, x, y); }, reps);
+    double t[3];
+    const GroupNormPath paths[3] = {GroupNormPath::Direct, GroupNormPath::Split, GroupNormPath::Auto};
+    for (int p = 0; p < 3; ++p)
+      t[p] = ref::bench_ms(
+          device(),
+          [&](vk::Recording& r) { kernels::group_norm(k, r, x, g, g, y, c.groups, 1e-5f, c.silu, paths[p]); }, reps);
+    std::printf("%-24s %10.1f %10.0f %9.1f %9.1f %9.1f %6.0f%%\n", c.name, copy * 1e3, bytes / copy * 1e-6,
+                t[0] * 1e3, t[1] * 1e3, t[2] * 1e3, 100.0 * copy / t[2]);
+  }
+  for (int64_t C : {320, 640, 1280}) {
+    const int64_t M = (full ? 19200 : 1200) * 320 / C;
+    Tensor x = make_tensor(device(), DType::F16, {M, C}, "x");
+    Tensor g = make_tensor(device(), DType::F16, {C}, "g");
+    Tensor y = make_tensor(device(), DType::F16, {M, C}, "y");
+    double copy = ref::bench_ms(device(), [&](vk::Recording& r) { kernels::cast(k, r, x, y); }, reps);
+    double t = ref::bench_ms(device(), [&](vk::Recording& r) { kernels::layer_norm(k, r, x, g, g, y, 1e-5f); }, reps);
+    std::printf("layer_norm %5lld x %4lld  copy %8.1f us  ln %8.1f us  %3.0f%% of copy\n", (long long)M,
+                (long long)C, copy * 1e3, t * 1e3, 100.0 * copy / t);
+  }
+}
