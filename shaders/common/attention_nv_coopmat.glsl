@@ -20,6 +20,14 @@
 //   generic: elementwise reduction over the key fragments, one 16x16 matrix per row block through
 //         shared memory, one invocation per row.
 //
+// Tiling, measured on an H200 at the UNet level-0 shape (B 2, 5 heads, Nq 9600, Nk 13696): 8
+// subgroups x 16 rows, 64-key tiles: ~145-150 TFLOP/s (SDPA: ~460). 32 rows per subgroup would
+// halve the fragment loads per product, but the driver's compiler then spills (2-10x slower);
+// 4 subgroups, 32-key tiles and loading the next tile straight into the free stage were all
+// slower or equal. Timing with parts removed: S = QKᵀ alone ~190 TFLOP/s, S and P·V without
+// softmax or global loads ~200: the shared-memory fragment traffic of 16-row subgroups bounds
+// this kernel, not the softmax (~10%) or the global loads (~20%).
+//
 // Requirements (checked in attention.cpp): D a multiple of 16 (variants: 64), row strides and
 // column offsets multiples of 8 elements (16-byte loads), subgroup size 32.
 #extension GL_NV_cooperative_matrix : require
@@ -43,9 +51,6 @@
 #endif
 #ifndef ATTN_BK
 #define ATTN_BK 64 // keys per tile
-#endif
-#ifndef ATTN_STAGES
-#define ATTN_STAGES 2 // shared K/V buffers: 2 = one barrier per tile
 #endif
 #define NT (ATTN_NW * 32)
 #define QB (ATTN_NW * ATTN_R * 16) // queries per workgroup (attention.cpp: kCoopmatQueriesPerGroup)
@@ -76,15 +81,9 @@ layout(std430, binding = 5) writeonly buffer OBuf { uvec4 o8[]; };
 // area of R 16x16 fp32 matrices per subgroup (generic route), the element-index matrix. The pad
 // unit of scratch row `row` holds that row's statistics in the generic route: x = running max
 // (log2 domain), y = this tile's rescale factor, z = 1 / row sum.
-#define KV_AREA (ATTN_STAGES * STAGE_UNITS)
+#define KV_AREA (2 * STAGE_UNITS) // two stages: one barrier per tile
 #define Q_AREA (QB * LDK)
-#ifdef ATTN_Q_SHARED
-#define Q_BASE KV_AREA // Q stays in shared memory; fragments are reloaded every tile
-#define SCR_BASE (KV_AREA + Q_AREA)
-#else
-#define Q_BASE 0
 #define SCR_BASE ((KV_AREA) > (Q_AREA) ? (KV_AREA) : (Q_AREA))
-#endif
 #define IDX_BASE (SCR_BASE + ATTN_NW * SCR_UNITS) // the element-index matrix, 16 x LDS units
 shared uvec4 smem[IDX_BASE + 16 * LDS];
 
@@ -170,11 +169,9 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
   const uint scr = SCR_BASE + warp * SCR_UNITS;
 
   F16MAT qf[ATTN_R][ND];
-#ifndef ATTN_Q_SHARED
   [[unroll]] for (uint r = 0; r < ATTN_R; ++r)
     [[unroll]] for (uint kd = 0; kd < ND; ++kd)
       coopMatLoadNV(qf[r][kd], smem, (warp * ATTN_R * 16 + r * 16) * LDK + kd * 2, LDK, false);
-#endif
 
   float m_lo[ATTN_R], m_hi[ATTN_R]; // QUAD: running max of rows g and g + 8 (log2 domain)
   [[unroll]] for (uint r = 0; r < ATTN_R; ++r) {
@@ -182,7 +179,8 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
     m_hi[r] = M_INIT;
   }
   if (!QUAD)
-    for (uint row = lane; row < ATTN_R * 16; row += gl_SubgroupSize) smem[scr + row * LDS + 4].x = floatBitsToUint(M_INIT);
+    for (uint row = lane; row < ATTN_R * 16; row += gl_SubgroupSize)
+      smem[scr + row * LDS + 4].x = floatBitsToUint(M_INIT);
 
   F32MAT o[ATTN_R][ND], lsum[ATTN_R];
   [[unroll]] for (uint r = 0; r < ATTN_R; ++r) {
@@ -196,33 +194,15 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
   prefetch_v(0);
   barrier(); // every subgroup holds its Q fragments: the stages may be overwritten
   uint stage = 0;
-#ifdef ATTN_SPLIT_PF
-  store_k(0);
-  store_v(0);
-#endif
   for (uint t0 = 0; t0 < kend; t0 += ATTN_BK) {
     const uint kb = stage * STAGE_UNITS, vb = kb + ATTN_BK * LDK;
-    const uint next = (stage ^ 1u) * STAGE_UNITS;
-    const bool more = t0 + ATTN_BK < kend;
-#ifdef ATTN_SPLIT_PF
-    // The other stage was last read in the previous tile, which every subgroup finished before
-    // this barrier: the next tile goes straight there, K during S = QKᵀ, V during softmax and PV.
-    barrier();
-    if (more) prefetch_k(t0 + ATTN_BK);
-#else
-    store_k(kb); // this buffer was last read two tiles ago, before the previous barrier
+    store_k(kb); // this stage was last read two tiles ago, before the previous barrier
     store_v(kb);
     barrier();
-    if (more) {
-      prefetch_k(t0 + ATTN_BK); // in flight during the matrix work
+    if (t0 + ATTN_BK < kend) { // in flight during the matrix work
+      prefetch_k(t0 + ATTN_BK);
       prefetch_v(t0 + ATTN_BK);
     }
-#endif
-#ifdef ATTN_Q_SHARED
-    [[unroll]] for (uint r = 0; r < ATTN_R; ++r)
-      [[unroll]] for (uint kd = 0; kd < ND; ++kd)
-        coopMatLoadNV(qf[r][kd], smem, Q_BASE + (warp * ATTN_R * 16 + r * 16) * LDK + kd * 2, LDK, false);
-#endif
 
     // S = Q Kᵀ: K rows are keys with d contiguous, i.e. Kᵀ column-major.
     F32MAT s[ATTN_R][NB];
@@ -236,38 +216,28 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
       }
     }
 
-#ifdef ATTN_SPLIT_PF
-    if (more) {
-      store_k(next);
-      prefetch_v(t0 + ATTN_BK);
-    }
-#endif
     // Masks: keys past the end, and the causal diagonal where this tile crosses it.
     if (t0 + ATTN_BK > nkt || (pc.causal != 0 && t0 + ATTN_BK > qw + 1)) {
       F32MAT where = element_index();
       [[unroll]] for (uint r = 0; r < ATTN_R; ++r)
         [[unroll]] for (uint n = 0; n < NB; ++n)
-          for (int i = 0; i < s[r][n].length(); ++i) {
+          [[unroll]] for (int i = 0; i < s[r][n].length(); ++i) {
             uint idx = uint(where[i]);
             uint j = t0 + n * 16 + (idx & 15u), qi = qw + r * 16 + (idx >> 4);
             if (j >= nkt || (pc.causal != 0 && j > qi)) s[r][n][i] = NEG_INF;
           }
     }
 
-#ifdef ATTN_INTERLEAVE
-    F32MAT mkeep[ATTN_R];
-#else
     F16MAT pf[ATTN_R][NB];
-#endif
     [[unroll]] for (uint r = 0; r < ATTN_R; ++r) {
       // Row maxima of this tile: elementwise over the key fragments first.
       F32MAT mx = s[r][0];
       [[unroll]] for (uint n = 1; n < NB; ++n)
-        for (int i = 0; i < mx.length(); ++i) mx[i] = max(mx[i], s[r][n][i]);
+        [[unroll]] for (int i = 0; i < mx.length(); ++i) mx[i] = max(mx[i], s[r][n][i]);
       F32MAT mrow, arow; // per element: its row's running max and rescale factor
       if (QUAD) {
         float lo = NEG_INF, hi = NEG_INF;
-        for (int i = 0; i < mx.length(); ++i) {
+        [[unroll]] for (int i = 0; i < mx.length(); ++i) {
           if (((upmask >> i) & 1u) != 0u) hi = max(hi, mx[i]);
           else lo = max(lo, mx[i]);
         }
@@ -275,7 +245,7 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
         float alo = exp2(m_lo[r] - nlo), ahi = exp2(m_hi[r] - nhi);
         m_lo[r] = nlo;
         m_hi[r] = nhi;
-        for (int i = 0; i < mx.length(); ++i) {
+        [[unroll]] for (int i = 0; i < mx.length(); ++i) {
           bool up = ((upmask >> i) & 1u) != 0u;
           mrow[i] = up ? nhi : nlo;
           arow[i] = up ? ahi : alo;
@@ -291,49 +261,26 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
         }
         sync_subgroup();
         F32MAT where = element_index();
-        for (int i = 0; i < mx.length(); ++i) {
+        [[unroll]] for (int i = 0; i < mx.length(); ++i) {
           vec2 stat = uintBitsToFloat(smem[scr + (r * 16 + (uint(where[i]) >> 4)) * LDS + 4].xy);
           mrow[i] = stat.x;
           arow[i] = stat.y;
         }
       }
       // Rescale O and the partial row sums; P = exp2(S c - m) in registers, then fp16.
-      for (int i = 0; i < lsum[r].length(); ++i) {
+      [[unroll]] for (int i = 0; i < lsum[r].length(); ++i) {
         lsum[r][i] *= arow[i];
         [[unroll]] for (uint dn = 0; dn < ND; ++dn) o[r][dn][i] *= arow[i];
       }
-#ifdef ATTN_INTERLEAVE
-      mkeep[r] = mrow;
-#else
       [[unroll]] for (uint n = 0; n < NB; ++n) {
-        for (int i = 0; i < lsum[r].length(); ++i) {
+        [[unroll]] for (int i = 0; i < lsum[r].length(); ++i) {
           float p = exp2(fma(s[r][n][i], c, -mrow[i]));
           s[r][n][i] = p;
           lsum[r][i] += p;
         }
         pf[r][n] = F16MAT(s[r][n]);
       }
-#endif
     }
-#ifdef ATTN_INTERLEAVE
-    // Per key fragment: P = exp2(S c - m) -> fp16 -> O += P V (few live P fragments).
-    [[unroll]] for (uint n = 0; n < NB; ++n) {
-      F16MAT pn[ATTN_R];
-      [[unroll]] for (uint r = 0; r < ATTN_R; ++r) {
-        for (int i = 0; i < lsum[r].length(); ++i) {
-          float p = exp2(fma(s[r][n][i], c, -mkeep[r][i]));
-          s[r][n][i] = p;
-          lsum[r][i] += p;
-        }
-        pn[r] = F16MAT(s[r][n]);
-      }
-      [[unroll]] for (uint dn = 0; dn < ND; ++dn) {
-        F16MAT vf;
-        coopMatLoadNV(vf, smem, vb + n * 16 * LDK + dn * 2, LDK, false);
-        [[unroll]] for (uint r = 0; r < ATTN_R; ++r) o[r][dn] = coopMatMulAddNV(pn[r], vf, o[r][dn]);
-      }
-    }
-#else
     // O += P V; consecutive products go to different accumulators (no dependent chains).
     [[unroll]] for (uint n = 0; n < NB; ++n) {
       [[unroll]] for (uint dn = 0; dn < ND; ++dn) {
@@ -342,10 +289,6 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
         [[unroll]] for (uint r = 0; r < ATTN_R; ++r) o[r][dn] = coopMatMulAddNV(pf[r][n], vf, o[r][dn]);
       }
     }
-#endif
-#ifdef ATTN_SPLIT_PF
-    if (more) store_v(next);
-#endif
     stage ^= 1u;
   }
 
@@ -354,12 +297,12 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
   [[unroll]] for (uint r = 0; r < ATTN_R; ++r) {
     if (QUAD) {
       float lo = 0.0, hi = 0.0;
-      for (int i = 0; i < lsum[r].length(); ++i) {
+      [[unroll]] for (int i = 0; i < lsum[r].length(); ++i) {
         if (((upmask >> i) & 1u) != 0u) hi += lsum[r][i];
         else lo += lsum[r][i];
       }
       float ilo = 1.0 / quad_sum(lo), ihi = 1.0 / quad_sum(hi);
-      for (int i = 0; i < inv[r].length(); ++i) inv[r][i] = ((upmask >> i) & 1u) != 0u ? ihi : ilo;
+      [[unroll]] for (int i = 0; i < inv[r].length(); ++i) inv[r][i] = ((upmask >> i) & 1u) != 0u ? ihi : ilo;
     } else {
       coopMatStoreNV(lsum[r], smem, scr + r * 16 * LDS, LDS, false);
       sync_subgroup();
@@ -369,7 +312,7 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
       }
       sync_subgroup();
       F32MAT where = element_index();
-      for (int i = 0; i < inv[r].length(); ++i)
+      [[unroll]] for (int i = 0; i < inv[r].length(); ++i)
         inv[r][i] = uintBitsToFloat(smem[scr + (r * 16 + (uint(where[i]) >> 4)) * LDS + 4].z);
     }
   }
@@ -379,7 +322,7 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
   const uint ostage = warp * ATTN_R * 16 * LDK;
   [[unroll]] for (uint r = 0; r < ATTN_R; ++r) {
     [[unroll]] for (uint dn = 0; dn < ND; ++dn) {
-      for (int i = 0; i < inv[r].length(); ++i) o[r][dn][i] *= inv[r][i];
+      [[unroll]] for (int i = 0; i < inv[r].length(); ++i) o[r][dn][i] *= inv[r][i];
       F16MAT oh = F16MAT(o[r][dn]);
       coopMatStoreNV(oh, smem, ostage + r * 16 * LDK + dn * 2, LDK, false);
     }
@@ -402,7 +345,7 @@ void main() {
   // Q tile -> shared (zeros past the last query); the element-index matrix -> IDX area.
   for (uint idx = gl_LocalInvocationIndex; idx < QB * UR; idx += NT) {
     uint r = idx / UR, u = idx % UR, qi = q0 + r;
-    smem[Q_BASE + r * LDK + u] = qi < pc.nq ? q8[((b * pc.nq + qi) * pc.q_stride + pc.q_off + h * D) / 8 + u] : uvec4(0);
+    smem[r * LDK + u] = qi < pc.nq ? q8[((b * pc.nq + qi) * pc.q_stride + pc.q_off + h * D) / 8 + u] : uvec4(0);
   }
   for (uint e = gl_LocalInvocationIndex; e < 64; e += NT) {
     uint r = e / 4;
@@ -415,7 +358,7 @@ void main() {
   F32MAT where = element_index();
   bool quad_ok = gl_SubgroupSize == 32 && where.length() <= 32;
   uint upmask = 0;
-  for (int i = 0; i < where.length(); ++i) {
+  [[unroll]] for (int i = 0; i < where.length(); ++i) {
     uint row = uint(where[i]) >> 4, g = lane >> 2;
     quad_ok = quad_ok && (row == g || row == g + 8);
     if (row >= 8) upmask |= 1u << i;

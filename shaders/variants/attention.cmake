@@ -27,12 +27,3 @@ z123_shader(NAME attention_d64_nvcm_f16 SOURCE attention.comp
 # GPUs whose accumulator layout would take the quad route (Z123_ATTN_COOPMAT_GENERIC=1).
 z123_shader(NAME attention_d64_nvcm_generic_f16 SOURCE attention.comp
             DEFINES HEAD_DIM=64 ATTN_NV_COOPMAT ATTN_FORCE_GENERIC DTYPE_F16 REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
-# EXPERIMENT (temporary): alternative coopmat variants, selected by Z123_ATTN_NV=<suffix>.
-set(cm HEAD_DIM=64 ATTN_NV_COOPMAT DTYPE_F16)
-z123_shader(NAME attention_d64_nvcm_y1_f16 SOURCE attention.comp DEFINES ${cm} ATTN_INTERLEAVE REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
-z123_shader(NAME attention_d64_nvcm_y2_f16 SOURCE attention.comp DEFINES ${cm} ATTN_INTERLEAVE ATTN_SPLIT_PF REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
-z123_shader(NAME attention_d64_nvcm_y3_f16 SOURCE attention.comp DEFINES ${cm} ATTN_INTERLEAVE ATTN_SPLIT_PF ATTN_NW=4 REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
-z123_shader(NAME attention_d64_nvcm_y4_f16 SOURCE attention.comp DEFINES ${cm} ATTN_INTERLEAVE ATTN_SPLIT_PF ATTN_Q_SHARED ATTN_BK=32 REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
-z123_shader(NAME attention_d64_nvcm_y5_f16 SOURCE attention.comp DEFINES ${cm} ATTN_SPLIT_PF REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
-z123_shader(NAME attention_d64_nvcm_y6_f16 SOURCE attention.comp DEFINES ${cm} ATTN_INTERLEAVE ATTN_SPLIT_PF ATTN_NW=4 ATTN_R=2 REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
-z123_shader(NAME attention_d64_nvcm_y7_f16 SOURCE attention.comp DEFINES ${cm} ATTN_INTERLEAVE ATTN_SPLIT_PF ATTN_FORCE_GENERIC REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)

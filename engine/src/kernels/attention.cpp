@@ -124,17 +124,13 @@ void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, AttnOpera
             u32(v2.stride),  u32(v2.offset),  p.causal ? 1u : 0u,     static_cast<float>(scale * kLog2e)};
 
   const std::string base = "attention_d" + std::to_string(p.head_dim);
-  std::string shader = coopmat ? base + "_nvcm_f16" : variant(base, dtype);
-  int64_t per_group = coopmat ? kCoopmatQueriesPerGroup : portable_queries_per_group(p.head_dim);
-  // Test knob: the coopmat variant with the generic (shared-memory) row reductions.
-  if (const char* g = std::getenv("Z123_ATTN_COOPMAT_GENERIC"); coopmat && g && std::string(g) == "1")
-    shader = base + "_nvcm_generic_f16";
-  // EXPERIMENT (temporary): Z123_ATTN_NV=y1..y7 picks an alternative coopmat tiling.
-  if (const char* e = std::getenv("Z123_ATTN_NV"); coopmat && e && *e) {
-    std::string x = e;
-    shader = base + "_nvcm_" + x + "_f16";
-    per_group = x == "y3" ? 64 : 128;
-  }
+  // Test knob: Z123_ATTN_COOPMAT_GENERIC=1 takes the coopmat variant with the generic
+  // (shared-memory) row reductions, which NVIDIA GPUs would otherwise never run.
+  const char* generic = std::getenv("Z123_ATTN_COOPMAT_GENERIC");
+  const bool force_generic = generic && std::string(generic) == "1";
+  const std::string shader =
+      coopmat ? base + (force_generic ? "_nvcm_generic_f16" : "_nvcm_f16") : variant(base, dtype);
+  const int64_t per_group = coopmat ? kCoopmatQueriesPerGroup : portable_queries_per_group(p.head_dim);
   const vk::Pipeline& pipe = kernels.pipeline(shader, 6, sizeof(Push));
   rec.dispatch(pipe,
                {vk::in(q.t->buf()), vk::in(k.t->buf()), vk::in(v.t->buf()), vk::in(k2.t->buf()), vk::in(v2.t->buf()),

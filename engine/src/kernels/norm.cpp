@@ -12,7 +12,8 @@
 namespace z123::kernels {
 namespace {
 
-// Tuning overrides for benchmarks (unset in normal use).
+// Tuning overrides for benchmarks (unset in normal use): Z123_GN_DIRECT_MAX, Z123_GN_TILES,
+// Z123_GN_THREADS.
 int64_t env_int(const char* name, int64_t fallback) {
   const char* v = std::getenv(name);
   return v && *v ? std::strtoll(v, nullptr, 10) : fallback;
@@ -36,7 +37,8 @@ constexpr uint32_t kDirectThreads = 256; // power of two (tree reduction)
 // The split path's workgroups: large, so that even a small tensor (few tiles, see plan_split)
 // keeps the device busy and each invocation needs few dependent memory round trips.
 uint32_t split_threads(const vk::Device& device) {
-  return static_cast<uint32_t>(env_int("Z123_GN_THREADS", std::min<uint32_t>(1024, std::max<uint32_t>(256, device.info().max_workgroup_invocations))));
+  const int64_t fallback = std::min<uint32_t>(1024, std::max<uint32_t>(256, device.info().max_workgroup_invocations));
+  return static_cast<uint32_t>(env_int("Z123_GN_THREADS", fallback));
 }
 // The partial stage's per-(row lane, channel) statistics stay below this much shared memory.
 constexpr uint64_t kPartialSharedBytes = 24 << 10;
@@ -44,7 +46,7 @@ constexpr uint64_t kPartialSharedBytes = 24 << 10;
 // split path's second dispatch costs more than the lost parallelism.
 int64_t direct_max_group() { return env_int("Z123_GN_DIRECT_MAX", 16384); }
 // Split path: at most this many tiles (partial and apply workgroups) over the whole tensor.
-int64_t tile_target() { return env_int("Z123_GN_TILES", 256); }
+int64_t tile_target() { return env_int("Z123_GN_TILES", 128); } // best of 64/128/256 on an H200
 
 void check_param(const char* op, const char* what, const Tensor& p, const Tensor& x, int64_t C) {
   expect_shape(op, what, p, {C});
@@ -132,7 +134,7 @@ void group_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Ten
                (path == GroupNormPath::Split || HW * cpg > direct_max_group());
   if (path == GroupNormPath::Split && !split)
     throw invalid_argument(std::string(op) + ": the split path cannot run on " + x.describe() +
-                           " (y too small for its statistics, or too many channels for shared memory)");
+                           " (its tiles cannot hold their statistics, or the shared-memory tables do not fit)");
   if (B > static_cast<int64_t>(kMaxGridDim) || G > static_cast<int64_t>(kMaxGridDim))
     throw invalid_argument(std::string(op) + ": batch or group count over 65535 in " + x.describe());
 
@@ -151,11 +153,10 @@ void group_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Ten
   const std::string v = plan.vec == 4 ? "_vec4" : "";
   auto& partial = kernels.pipeline(variant("group_norm_partial" + v, x.dtype), 5, push_bytes,
                                    {plan.threads, plan.partial_cap});
-  static const int64_t skip = env_int("Z123_GN_SKIP", 0); // TEMP: 1 skips partial, 2 skips apply
-  if (skip != 1) rec.dispatch(partial, bindings, &p, push_bytes, plan.ntiles, static_cast<uint32_t>(B));
+  rec.dispatch(partial, bindings, &p, push_bytes, plan.ntiles, static_cast<uint32_t>(B));
   auto& apply = kernels.pipeline(variant("group_norm_apply" + v, x.dtype), 5, push_bytes,
                                  {plan.threads, static_cast<uint32_t>(C / plan.vec)});
-  if (skip != 2) rec.dispatch(apply, bindings, &p, push_bytes, plan.ntiles, static_cast<uint32_t>(B));
+  rec.dispatch(apply, bindings, &p, push_bytes, plan.ntiles, static_cast<uint32_t>(B));
 }
 
 void layer_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& gamma, const Tensor& beta,

@@ -169,8 +169,11 @@ Buffer Allocator::create_buffer(VkDeviceSize bytes, MemoryUsage usage, const std
 
   VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bi.size = bytes;
+  // Host-visible buffers may be bound as storage too when small enough (per-step parameters and
+  // noise read by kernels straight from host memory); large staging buffers stay transfer-only.
+  bool bindable = storage || bytes <= max_storage_range_;
   bi.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
-             (storage ? VK_BUFFER_USAGE_STORAGE_BUFFER_BIT : 0);
+             (bindable ? VK_BUFFER_USAGE_STORAGE_BUFFER_BIT : 0);
   bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   VkBuffer vb = VK_NULL_HANDLE;
   check(vkCreateBuffer(device_, &bi, nullptr, &vb), ("vkCreateBuffer for '" + name + "'").c_str());

@@ -1,0 +1,104 @@
+// The public engine API: open a Zero123++ v1.2 model folder (the diffusers layout as downloaded
+// from Hugging Face) on a Vulkan device, then turn an image into a 640×960 frame of six 320×320
+// novel views (2 columns × 3 rows, spec §12).
+//
+// Threading: an Engine may be used from several threads, one call at a time: generate() holds an
+// internal lock for its whole duration, so concurrent calls are serialized, never interleaved.
+// The `cancel` flag and the progress callback are the ways to interact with a running call.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "z123/error.hpp"
+#include "z123/image/image.hpp"
+
+namespace z123 {
+
+struct EngineOptions {
+  std::string device;              // "" = best device; a number = index; else a name substring
+  std::string precision = "auto";  // "auto" (fp16 where supported), "f16" or "f32"
+  bool validation = false;         // Vulkan validation layer (slow; for debugging)
+};
+
+// Noise and preprocessed inputs supplied from outside instead of generated (parity tests against
+// the official pipeline, which draws from torch's RNG). Tensors are NCHW as PyTorch has them.
+struct InjectedInputs {
+  std::vector<float> vae_input;       // [1,3,S,S] normalized VAE-branch image (S = 512)
+  std::vector<float> clip_input;      // [1,3,224,224] normalized CLIP-branch image
+  std::vector<float> posterior_cond;  // [1,4,S/8,S/8] noise of the condition posterior sample
+  std::vector<float> posterior_zero;  // [1,4,S/8,S/8] noise of the zero-image posterior sample
+  std::vector<float> initial;         // [1,4,H/8,W/8] initial latent noise (before init sigma)
+  std::vector<std::vector<float>> reference;  // per step [halves,4,S/8,S/8]
+  std::vector<std::vector<float>> ancestral;  // per step [1,4,H/8,W/8]
+};
+
+struct GenerateOptions {
+  int steps = 28;                   // 1..200
+  float guidance_scale = 4.0f;      // classifier-free guidance; <= 1 skips the unconditional half
+  uint64_t seed = 0;                // counter-based RNG (docs/rng.md): same output on every device
+  std::string sampler = "euler_a";  // "euler_a" (reference) or "euler" (deterministic)
+  std::string spacing = "trailing"; // "trailing" (reference), "linspace" or "leading"
+  int width = 640, height = 960;    // output size; multiples of 64 (8 per latent × 8 per UNet level)
+  std::function<void(int step, int total)> on_step; // called after each completed step
+  const std::atomic<bool>* cancel = nullptr;         // checked before each step: Error(Cancelled)
+  const InjectedInputs* inject = nullptr;            // testing only
+  bool keep_latents = false;                          // return the latent after every step
+};
+
+struct GenerateTimings {
+  double preprocess_ms = 0, condition_ms = 0, sampling_ms = 0, decode_ms = 0, total_ms = 0;
+  std::vector<double> step_ms;
+};
+
+struct GenerateResult {
+  Image image; // RGBA, width × height (640×960 by default)
+  GenerateTimings timings;
+  uint64_t peak_device_bytes = 0;           // device-local memory high-water mark of the engine
+  std::vector<std::vector<float>> latents;  // keep_latents: x after each step, NCHW [1,4,h,w]
+  std::vector<float> decoded;               // keep_latents: decoder output in [0,1], NCHW
+};
+
+// The six views of the 2×3 grid (spec §12): azimuth relative to the input view, absolute
+// elevation, field of view, all in degrees; index = 2·row + column.
+struct ViewPose {
+  float azimuth_deg, elevation_deg, fov_deg;
+};
+std::array<ViewPose, 6> view_poses();
+
+struct DeviceSummary {
+  std::string name, type, driver;
+  uint64_t memory_bytes;
+  bool coopmat;
+};
+// Devices the engine could run on (for --list-devices); throws NoDevice if Vulkan is missing.
+std::vector<DeviceSummary> list_devices();
+
+class Engine {
+public:
+  // Loads every network (weights converted to the device precision), computes the constant text
+  // embedding of "" and the zero-image posterior. Errors: Io/Format/Model (the folder), NoDevice,
+  // Unsupported, OutOfMemory.
+  static std::unique_ptr<Engine> open(const std::filesystem::path& model_dir, const EngineOptions& options = {});
+  ~Engine();
+
+  GenerateResult generate(const Image& input, const GenerateOptions& options = {});
+
+  std::string device_name() const;
+  std::string precision() const; // "f16" or "f32"
+  uint64_t weight_bytes() const;
+  double load_ms() const;
+
+private:
+  struct Impl;
+  explicit Engine(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace z123

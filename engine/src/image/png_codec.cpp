@@ -1,0 +1,203 @@
+// PNG through libpng's classic API (the "simplified" png_image API would convert 16-bit samples
+// as linear light, unlike Pillow). libpng reports errors by longjmp; to keep that well defined in
+// C++ every libpng call that can jump runs inside a small function that calls setjmp, holds no
+// object with a destructor, and writes its results only through references to objects in the
+// caller's frame. The jump therefore only leaves libpng's own C frames and our callbacks (which
+// hold nothing either); the caller then destroys the libpng structs in every case and throws.
+#include <png.h>
+
+#include <csetjmp>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "image/codec_formats.hpp"
+#include "z123/error.hpp"
+#include "z123/image/codec.hpp"
+
+namespace z123 {
+namespace image_detail {
+namespace {
+
+// Shared by the read and write callbacks: where the bytes are and the last libpng message.
+struct PngIo {
+  const std::uint8_t* data = nullptr; // reading
+  std::size_t size = 0;
+  std::size_t pos = 0;
+  bool ran_out = false;                      // reading hit the end of the data
+  std::vector<std::uint8_t>* sink = nullptr; // writing
+  char message[256] = {};
+};
+
+PngIo& io_of_error(png_structp png) { return *static_cast<PngIo*>(png_get_error_ptr(png)); }
+
+void on_error(png_structp png, png_const_charp message) {
+  PngIo& io = io_of_error(png);
+  std::snprintf(io.message, sizeof io.message, "%s", message ? message : "unknown error");
+  png_longjmp(png, 1);
+}
+
+// Warnings (bad ancillary chunks, extra data after the image) do not change the pixels; Pillow
+// ignores them too.
+void on_warning(png_structp, png_const_charp) {}
+
+void read_bytes(png_structp png, png_bytep out, std::size_t n) {
+  PngIo& io = *static_cast<PngIo*>(png_get_io_ptr(png));
+  if (n > io.size - io.pos) {
+    io.ran_out = true;
+    png_error(png, "unexpected end of data");
+  }
+  std::memcpy(out, io.data + io.pos, n);
+  io.pos += n;
+}
+
+void write_bytes(png_structp png, png_bytep data, std::size_t n) {
+  PngIo& io = *static_cast<PngIo*>(png_get_io_ptr(png));
+  bool ok = true;
+  try {
+    io.sink->insert(io.sink->end(), data, data + n);
+  } catch (...) { // never let an exception cross libpng's C frames
+    ok = false;
+  }
+  if (!ok) png_error(png, "out of memory while writing the PNG stream");
+}
+
+void flush_bytes(png_structp) {}
+
+struct PngHeader {
+  png_uint_32 width = 0, height = 0;
+  int bit_depth = 0, color_type = 0, interlace = 0;
+};
+
+// Reads the header into `h` (false: libpng failed, message in io).
+bool read_header(png_structp png, png_infop info, PngHeader& h) {
+  if (setjmp(png_jmpbuf(png))) return false;
+  png_read_info(png, info);
+  png_get_IHDR(png, info, &h.width, &h.height, &h.bit_depth, &h.color_type, &h.interlace, nullptr, nullptr);
+  return true;
+}
+
+// Sets up the conversions of the file comment in codec.hpp; `channels` gets the output count.
+bool set_transforms(png_structp png, png_infop info, const PngHeader& h, int& channels, int& passes) {
+  if (setjmp(png_jmpbuf(png))) return false;
+  if (h.bit_depth == 16) png_set_strip_16(png); // high byte, as Pillow's ";16B" unpackers
+  if (h.color_type == PNG_COLOR_TYPE_PALETTE) {
+    png_set_palette_to_rgb(png);
+    if (png_get_valid(png, info, PNG_INFO_tRNS)) png_set_tRNS_to_alpha(png);
+  } else if (h.color_type == PNG_COLOR_TYPE_GRAY && h.bit_depth < 8) {
+    png_set_expand_gray_1_2_4_to_8(png);
+  }
+  if (h.color_type == PNG_COLOR_TYPE_GRAY_ALPHA) png_set_gray_to_rgb(png);
+  passes = png_set_interlace_handling(png);
+  png_read_update_info(png, info);
+  channels = png_get_channels(png, info);
+  return true;
+}
+
+// Decodes the rows into `out` (already sized for interlaced files, grown row by row otherwise so
+// a truncated file that declares a large image fails before allocating all of it).
+bool read_rows(png_structp png, int passes, Image& out) {
+  if (setjmp(png_jmpbuf(png))) return false;
+  const std::size_t rb = out.row_bytes();
+  for (int pass = 0; pass < passes; ++pass) {
+    for (int y = 0; y < out.height; ++y) {
+      if (out.pixels.size() < (static_cast<std::size_t>(y) + 1) * rb) {
+        out.pixels.resize((static_cast<std::size_t>(y) + 1) * rb);
+      }
+      png_read_row(png, out.row(y), nullptr); // combines interlace passes into the row
+    }
+  }
+  return true;
+}
+
+struct ReadStructs {
+  png_structp png = nullptr;
+  png_infop info = nullptr;
+  ~ReadStructs() { png_destroy_read_struct(&png, info ? &info : nullptr, nullptr); }
+};
+
+struct WriteStructs {
+  png_structp png = nullptr;
+  png_infop info = nullptr;
+  ~WriteStructs() { png_destroy_write_struct(&png, info ? &info : nullptr); }
+};
+
+bool write_all(png_structp png, png_infop info, const Image& image) {
+  if (setjmp(png_jmpbuf(png))) return false;
+  const int color_type = image.channels == 1   ? PNG_COLOR_TYPE_GRAY
+                         : image.channels == 3 ? PNG_COLOR_TYPE_RGB
+                                               : PNG_COLOR_TYPE_RGB_ALPHA;
+  png_set_IHDR(png, info, static_cast<png_uint_32>(image.width), static_cast<png_uint_32>(image.height), 8, color_type,
+               PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  png_set_compression_level(png, 6);
+  png_write_info(png, info);
+  for (int y = 0; y < image.height; ++y) png_write_row(png, image.row(y));
+  png_write_end(png, nullptr);
+  return true;
+}
+
+std::string libpng_failure(const std::string& source, const PngIo& io) {
+  if (io.ran_out) {
+    return source + ": truncated PNG: the data ends after " + std::to_string(io.size) +
+           " bytes, before the image is complete";
+  }
+  return source + ": corrupt PNG (libpng: " + io.message + ")";
+}
+
+} // namespace
+
+Image decode_png(std::span<const std::uint8_t> bytes, const std::string& source) {
+  PngIo io;
+  io.data = bytes.data();
+  io.size = bytes.size();
+  ReadStructs s;
+  s.png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &io, on_error, on_warning);
+  if (s.png) s.info = png_create_info_struct(s.png);
+  if (!s.png || !s.info) throw internal_error(source + ": libpng could not allocate its decoder state");
+  png_set_read_fn(s.png, &io, read_bytes);
+  // Let check_image_dimensions below speak for oversized images, not libpng's 1e6 default.
+  png_set_user_limits(s.png, 0x7fffffffU, 0x7fffffffU);
+
+  PngHeader h;
+  if (!read_header(s.png, s.info, h)) throw format_error(libpng_failure(source, io));
+  check_image_dimensions(h.width, h.height, source);
+
+  int channels = 0, passes = 1;
+  if (!set_transforms(s.png, s.info, h, channels, passes)) throw format_error(libpng_failure(source, io));
+  if (channels != 1 && channels != 3 && channels != 4) {
+    throw internal_error(source + ": PNG colour type " + std::to_string(h.color_type) + " decoded to " +
+                         std::to_string(channels) + " channels, expected 1, 3 or 4");
+  }
+  Image out{static_cast<int>(h.width), static_cast<int>(h.height), channels, {}};
+  if (png_get_rowbytes(s.png, s.info) != out.row_bytes()) {
+    throw internal_error(source + ": libpng row size " + std::to_string(png_get_rowbytes(s.png, s.info)) +
+                         " bytes, expected " + std::to_string(out.row_bytes()));
+  }
+  if (passes > 1) out.pixels.resize(out.size_bytes());
+  if (!read_rows(s.png, passes, out)) throw format_error(libpng_failure(source, io));
+  // Trailing chunks after the image data are not read: like Pillow, a missing IEND is tolerated.
+  return out;
+}
+
+} // namespace image_detail
+
+std::vector<std::uint8_t> encode_png(const Image& image) {
+  check_image(image, "encode_png");
+  std::vector<std::uint8_t> bytes;
+  image_detail::PngIo io;
+  io.sink = &bytes;
+  image_detail::WriteStructs s;
+  s.png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &io, image_detail::on_error, image_detail::on_warning);
+  if (s.png) s.info = png_create_info_struct(s.png);
+  if (!s.png || !s.info) throw internal_error("encode_png: libpng could not allocate its encoder state");
+  png_set_write_fn(s.png, &io, image_detail::write_bytes, image_detail::flush_bytes);
+  if (!image_detail::write_all(s.png, s.info, image)) {
+    throw internal_error("encode_png: libpng failed on a " + std::to_string(image.width) + "x" +
+                         std::to_string(image.height) + "x" + std::to_string(image.channels) + " image (" + io.message +
+                         ")");
+  }
+  return bytes;
+}
+
+} // namespace z123

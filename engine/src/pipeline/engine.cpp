@@ -1,0 +1,325 @@
+// Engine: model loading (open) and one image → six views (generate), spec §3.
+#include "z123/engine.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+
+#include "pipeline/host_math.hpp"
+#include "pipeline/sampling_plan.hpp"
+#include "z123/half.hpp"
+#include "z123/image/preprocess.hpp"
+#include "z123/kernels/sampler_ops.hpp"
+#include "z123/model/model_folder.hpp"
+#include "z123/nets/clip.hpp"
+#include "z123/nets/unet.hpp"
+#include "z123/nets/vae.hpp"
+#include "z123/sampling/rng.hpp"
+
+namespace z123 {
+
+using Clock = std::chrono::steady_clock;
+static double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// The recorded UNet step for one (latent size, halves): replayed every step with new
+// parameters, noise and timestep written into host-visible buffers before each submit.
+struct StepProgram {
+  int64_t h = 0, w = 0, hr = 0, wr = 0;
+  int halves = 0;
+  std::unique_ptr<Workspace> ws;
+  std::unique_ptr<nets::ReferenceCache> cache;
+  vk::Buffer params;                 // kernels::StepParams, host-visible
+  Tensor t_freq;                     // [halves, 320] host-visible
+  Tensor ref_noise, anc_noise;       // fp32 host-visible
+  Tensor cond_lat, x;                // fp32 device
+  Tensor ctx, ref_in, main_in, v;    // storage dtype
+  std::unique_ptr<vk::Recording> rec;
+};
+
+struct Engine::Impl {
+  std::unique_ptr<vk::Instance> instance;
+  std::unique_ptr<vk::Device> device;
+  std::unique_ptr<kernels::Kernels> k;
+  DType dtype = DType::F16;
+  ModelConfigs configs;
+  std::unique_ptr<nets::ClipVisionEncoder> vision;
+  std::unique_ptr<nets::Vae> vae;
+  std::unique_ptr<nets::UNet> unet;
+  std::vector<float> text_embedding; // E, [77, D] (constant: the prompt is always "")
+  std::vector<float> zero_moments;   // posterior of the all-zero VAE input, NHWC [S/8, S/8, 8]
+  std::unique_ptr<StepProgram> step;
+  std::mutex mutex;
+  double load_ms = 0;
+  uint64_t weight_bytes = 0;
+
+  Tensor host_tensor(DType dt, std::vector<int64_t> shape, const std::string& name) {
+    Tensor t;
+    t.dtype = dt;
+    t.shape = std::move(shape);
+    t.buffer = std::make_shared<vk::Buffer>(
+        device->allocator().create_buffer((t.bytes() + 3) & ~size_t(3), vk::MemoryUsage::Upload, name));
+    return t;
+  }
+  void write_host(const Tensor& t, const std::vector<float>& v) {
+    if (t.dtype == DType::F32) {
+      std::memcpy(t.buf().mapped(), v.data(), v.size() * 4);
+    } else {
+      auto* p = static_cast<uint16_t*>(t.buf().mapped());
+      for (size_t i = 0; i < v.size(); ++i) p[i] = f32_to_f16(v[i]);
+    }
+  }
+  StepProgram& step_program(int64_t h, int64_t w, int64_t hr, int64_t wr, int halves);
+  std::vector<float> encode_moments(const std::vector<float>& vae_nhwc, int64_t s);
+};
+
+// ---------------------------------------------------------------------------------------------
+std::unique_ptr<Engine> Engine::open(const std::filesystem::path& model_dir, const EngineOptions& options) {
+  auto t0 = Clock::now();
+  auto impl = std::make_unique<Impl>();
+  vk::InstanceOptions io;
+  io.validation = options.validation;
+  impl->instance = std::make_unique<vk::Instance>(io);
+  const vk::DeviceInfo& info = vk::choose_device(*impl->instance, options.device);
+  impl->device = std::make_unique<vk::Device>(*impl->instance, info);
+  impl->k = std::make_unique<kernels::Kernels>(*impl->device);
+  const auto& f = impl->device->features();
+  bool fp16_ok = f.shader_float16 && f.storage_buffer_16bit;
+  if (options.precision == "f16") {
+    if (!fp16_ok) throw unsupported("device '" + info.name + "' lacks shaderFloat16 / 16-bit storage for f16");
+    impl->dtype = DType::F16;
+  } else if (options.precision == "f32") {
+    impl->dtype = DType::F32;
+  } else if (options.precision == "auto" || options.precision.empty()) {
+    impl->dtype = fp16_ok ? DType::F16 : DType::F32;
+  } else {
+    throw invalid_argument("precision must be auto, f16 or f32, not '" + options.precision + "'");
+  }
+
+  ModelFolder folder = ModelFolder::open(model_dir);
+  FolderCheck check = check_model_folder(folder);
+  if (!check.consistency_problems.empty())
+    throw model_error(model_dir.string() + ": " + check.consistency_problems.front());
+  impl->configs = folder.configs();
+  {
+    // The text encoder only ever sees "": run it once, keep E, free its weights.
+    nets::ClipTextEncoder text(*impl->k, folder, impl->dtype);
+    impl->text_embedding = download(*impl->device, text.encode(text.empty_prompt_ids()));
+  }
+  impl->vision = std::make_unique<nets::ClipVisionEncoder>(*impl->k, folder, impl->dtype);
+  impl->vae = std::make_unique<nets::Vae>(*impl->k, folder, impl->dtype);
+  impl->unet = std::make_unique<nets::UNet>(*impl->k, folder, impl->dtype);
+  impl->weight_bytes = impl->vision->weight_bytes() + impl->vae->weight_bytes() + impl->unet->weight_bytes();
+  const int64_t s = impl->configs.feature_extractor_vae.crop_height;
+  impl->zero_moments = impl->encode_moments(std::vector<float>(static_cast<size_t>(s * s * 3), 0.0f), s);
+  impl->device->pipelines().save();
+  impl->load_ms = ms_since(t0);
+  return std::unique_ptr<Engine>(new Engine(std::move(impl)));
+}
+
+Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Engine::~Engine() = default;
+
+std::string Engine::device_name() const { return impl_->device->info().name; }
+std::string Engine::precision() const { return dtype_name(impl_->dtype); }
+uint64_t Engine::weight_bytes() const { return impl_->weight_bytes; }
+double Engine::load_ms() const { return impl_->load_ms; }
+
+std::vector<float> Engine::Impl::encode_moments(const std::vector<float>& vae_nhwc, int64_t s) {
+  Tensor img = make_tensor(*device, dtype, {1, s, s, 3}, "vae input");
+  upload(*device, img, vae_nhwc);
+  int64_t f = vae->downscale();
+  Tensor moments = make_tensor(*device, dtype, {1, s / f, s / f, 2 * int64_t(configs.vae.latent_channels)}, "moments");
+  Workspace ws(*device, "vae encode");
+  vk::Recording rec(*device);
+  vae->record_encode(rec, ws, img, moments);
+  device->run(rec);
+  return download(*device, moments);
+}
+
+} // namespace z123
+
+namespace z123 {
+
+StepProgram& Engine::Impl::step_program(int64_t h, int64_t w, int64_t hr, int64_t wr, int halves) {
+  if (step && step->h == h && step->w == w && step->hr == hr && step->wr == wr && step->halves == halves) return *step;
+  step.reset(); // a new shape: drop the old recording and its buffers first
+  auto p = std::make_unique<StepProgram>();
+  p->h = h, p->w = w, p->hr = hr, p->wr = wr, p->halves = halves;
+  const int64_t c = configs.unet.in_channels, B = halves, D = configs.unet.cross_attention_dim.at(0);
+  const int64_t tokens = configs.text_encoder.max_position_embeddings;
+  p->ws = std::make_unique<Workspace>(*device, "unet step");
+  p->cache = std::make_unique<nets::ReferenceCache>(*device);
+  p->params = device->allocator().create_buffer(sizeof(kernels::StepParams), vk::MemoryUsage::Upload, "step params");
+  p->t_freq = host_tensor(dtype, {B, int64_t(configs.unet.block_out_channels[0])}, "t_freq");
+  p->ref_noise = host_tensor(DType::F32, {B, hr, wr, c}, "reference noise");
+  p->anc_noise = host_tensor(DType::F32, {1, h, w, c}, "ancestral noise");
+  p->cond_lat = make_tensor(*device, DType::F32, {B, hr, wr, c}, "cond_lat");
+  p->x = make_tensor(*device, DType::F32, {1, h, w, c}, "x");
+  p->ctx = make_tensor(*device, dtype, {B, tokens, D}, "ctx");
+  p->ref_in = make_tensor(*device, dtype, {B, hr, wr, c}, "reference input");
+  p->main_in = make_tensor(*device, dtype, {B, h, w, c}, "main input");
+  p->v = make_tensor(*device, dtype, {B, h, w, c}, "v");
+  p->rec = std::make_unique<vk::Recording>(*device);
+  auto& rec = *p->rec;
+  const uint32_t ref_count = static_cast<uint32_t>(B * hr * wr * c), count = static_cast<uint32_t>(h * w * c);
+  kernels::sampler_ref_input(*k, rec, p->params, p->cond_lat, p->ref_noise, p->ref_in, ref_count);
+  unet->record(rec, *p->ws, p->ref_in, p->t_freq, p->ctx, nullptr, nets::RefMode::Write, p->cache.get());
+  kernels::sampler_main_input(*k, rec, p->params, p->x, p->main_in, count);
+  unet->record(rec, *p->ws, p->main_in, p->t_freq, p->ctx, &p->v, nets::RefMode::Read, p->cache.get());
+  kernels::sampler_step(*k, rec, p->params, p->x, p->v, p->anc_noise, count);
+  rec.finish();
+  step = std::move(p);
+  return *step;
+}
+
+GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  Impl& m = *impl_;
+  auto t_total = Clock::now();
+  GenerateResult result;
+  const auto& cfg = m.configs;
+  const int64_t levels = static_cast<int64_t>(cfg.unet.block_out_channels.size());
+  const int64_t f = m.vae->downscale(), multiple = f * (int64_t(1) << (levels - 1));
+  if (o.width < multiple || o.height < multiple || o.width % multiple || o.height % multiple || o.width > 4096 ||
+      o.height > 4096)
+    throw invalid_argument("output size " + std::to_string(o.width) + "x" + std::to_string(o.height) +
+                           " must be a multiple of " + std::to_string(multiple) + " between " +
+                           std::to_string(multiple) + " and 4096");
+  pipeline::SamplingPlan plan = pipeline::make_sampling_plan(cfg.scheduler, o.steps, o.sampler, o.spacing,
+                                                             m.dtype == DType::F16);
+  const int64_t S = cfg.feature_extractor_vae.crop_height, Sc = cfg.feature_extractor_clip.crop_height;
+  const int64_t h = o.height / f, w = o.width / f, hr = S / f, wr = S / f, c = cfg.unet.in_channels;
+  const int halves = o.guidance_scale > 1.0f ? 2 : 1;
+  const InjectedInputs* inj = o.inject;
+
+  // 1. Preprocessing (CPU, Pillow-exact) or injected tensors.
+  auto t0 = Clock::now();
+  std::vector<float> vae_in, clip_in;
+  if (inj) {
+    vae_in = pipeline::nchw_to_nhwc(inj->vae_input, 1, 3, S, S);
+    clip_in = pipeline::nchw_to_nhwc(inj->clip_input, 1, 3, Sc, Sc);
+  } else {
+    check_image(input, "input image");
+    PreprocessedInputs pre = preprocess(input, cfg.feature_extractor_vae, cfg.feature_extractor_clip);
+    vae_in = std::move(pre.vae_nhwc);
+    clip_in = std::move(pre.clip_nhwc);
+  }
+  result.timings.preprocess_ms = ms_since(t0);
+
+  // 2. Conditioning: image embedding, condition latent, context.
+  t0 = Clock::now();
+  std::vector<float> embeds, moments;
+  {
+    Tensor px = make_tensor(*m.device, m.dtype, {1, Sc, Sc, 3}, "clip input");
+    upload(*m.device, px, clip_in);
+    Tensor emb = make_tensor(*m.device, m.dtype, {1, int64_t(cfg.vision_encoder.projection_dim)}, "image_embeds");
+    Tensor img = make_tensor(*m.device, m.dtype, {1, S, S, 3}, "vae input");
+    upload(*m.device, img, vae_in);
+    Tensor mom = make_tensor(*m.device, m.dtype, {1, hr, wr, 2 * c}, "moments");
+    Workspace ws(*m.device, "condition");
+    vk::Recording rec(*m.device);
+    m.vision->record(rec, ws, px, emb);
+    m.vae->record_encode(rec, ws, img, mom);
+    m.device->run(rec);
+    embeds = download(*m.device, emb);
+    moments = download(*m.device, mom);
+  }
+  auto noise = [&](uint64_t stream, const std::vector<float>* injected, int64_t b, int64_t hh, int64_t ww) {
+    std::vector<float> v(static_cast<size_t>(b * c * hh * ww));
+    if (injected) {
+      if (injected->size() != v.size()) throw invalid_argument("injected noise stream " + std::to_string(stream) + " has " + std::to_string(injected->size()) + " values, expected " + std::to_string(v.size()));
+      v = *injected;
+    } else {
+      sampling::normal_fill(o.seed, stream, v);
+    }
+    return pipeline::nchw_to_nhwc(v, b, c, hh, ww); // streams are defined in NCHW order (docs/rng.md)
+  };
+  std::vector<float> cond = pipeline::posterior_sample(moments, noise(0, inj ? &inj->posterior_cond : nullptr, 1, hr, wr), c);
+  std::vector<float> cond_lat;
+  if (halves == 2) {
+    cond_lat = pipeline::posterior_sample(m.zero_moments, noise(1, inj ? &inj->posterior_zero : nullptr, 1, hr, wr), c);
+    cond_lat.insert(cond_lat.end(), cond.begin(), cond.end());
+  } else {
+    cond_lat = cond;
+  }
+  const int64_t tokens = cfg.text_encoder.max_position_embeddings, D = cfg.text_encoder.hidden_size;
+  std::vector<float> ctx = pipeline::conditioning_context(m.text_embedding, embeds, cfg.index.ramping_coefficients,
+                                                          tokens, D, halves, m.dtype == DType::F16);
+  result.timings.condition_ms = ms_since(t0);
+
+  // 3. Sampling: one recorded step, replayed with new scalars and noise.
+  t0 = Clock::now();
+  StepProgram& sp = m.step_program(h, w, hr, wr, halves);
+  upload(*m.device, sp.cond_lat, cond_lat);
+  upload(*m.device, sp.ctx, ctx);
+  std::vector<float> x = noise(2, inj ? &inj->initial : nullptr, 1, h, w);
+  for (float& v : x) v *= plan.init_noise_sigma;
+  upload(*m.device, sp.x, x);
+  const int n = static_cast<int>(plan.steps.size());
+  for (int i = 0; i < n; ++i) {
+    if (o.cancel && o.cancel->load()) throw Error(ErrorKind::Cancelled, "generation cancelled before step " + std::to_string(i + 1) + " of " + std::to_string(n));
+    auto ts = Clock::now();
+    const pipeline::PlannedStep& st = plan.steps[static_cast<size_t>(i)];
+    kernels::StepParams params{st.sigma_ref, st.c_in, st.a, st.b, st.sigma_up, o.guidance_scale,
+                               static_cast<uint32_t>(halves), static_cast<uint32_t>(h * w * c)};
+    std::memcpy(sp.params.mapped(), &params, sizeof params);
+    std::vector<float> tf = m.unet->timestep_frequencies(st.t), all;
+    for (int b = 0; b < halves; ++b) all.insert(all.end(), tf.begin(), tf.end());
+    m.write_host(sp.t_freq, all);
+    const std::vector<float>* rn = inj && i < static_cast<int>(inj->reference.size()) ? &inj->reference[size_t(i)] : nullptr;
+    const std::vector<float>* an = inj && i < static_cast<int>(inj->ancestral.size()) ? &inj->ancestral[size_t(i)] : nullptr;
+    if (inj && (!rn || !an)) throw invalid_argument("injected inputs lack the noise of step " + std::to_string(i));
+    m.write_host(sp.ref_noise, noise(3 + 2 * uint64_t(i), rn, halves, hr, wr));
+    m.write_host(sp.anc_noise, noise(4 + 2 * uint64_t(i), an, 1, h, w));
+    m.device->run(*sp.rec);
+    result.timings.step_ms.push_back(ms_since(ts));
+    if (o.keep_latents) result.latents.push_back(pipeline::nhwc_to_nchw(download(*m.device, sp.x), 1, h, w, c));
+    if (o.on_step) o.on_step(i + 1, n);
+  }
+  result.timings.sampling_ms = ms_since(t0);
+
+  // 4. Decode: unscale, VAE decoder, uint8 RGBA.
+  t0 = Clock::now();
+  {
+    std::vector<float> z = pipeline::unscale_latents(download(*m.device, sp.x), cfg.vae.scaling_factor);
+    Tensor lat = make_tensor(*m.device, m.dtype, {1, h, w, c}, "latent");
+    upload(*m.device, lat, z);
+    Tensor dec = make_tensor(*m.device, m.dtype, {1, h * f, w * f, 3}, "decoded");
+    Workspace ws(*m.device, "decode");
+    vk::Recording rec(*m.device);
+    m.vae->record_decode(rec, ws, lat, dec);
+    m.device->run(rec);
+    std::vector<float> d = download(*m.device, dec);
+    result.image = pipeline::decoded_to_rgba(d, o.width, o.height);
+    if (o.keep_latents) {
+      result.decoded = pipeline::nhwc_to_nchw(d, 1, h * f, w * f, 3);
+      for (float& v : result.decoded) v = std::clamp(v * 1.6f / 2.0f + 0.5f, 0.0f, 1.0f);
+    }
+  }
+  result.timings.decode_ms = ms_since(t0);
+  result.timings.total_ms = ms_since(t_total);
+  result.peak_device_bytes = m.device->allocator().stats().peak_device_local_allocated_bytes;
+  return result;
+}
+
+std::array<ViewPose, 6> view_poses() {
+  // v1.2 (spec §12): azimuths 30° apart by 60°, elevations alternate 20° / −10°, FoV 30°.
+  std::array<ViewPose, 6> p{};
+  for (int i = 0; i < 6; ++i) p[size_t(i)] = {30.0f + 60.0f * i, i % 2 == 0 ? 20.0f : -10.0f, 30.0f};
+  return p;
+}
+
+std::vector<DeviceSummary> list_devices() {
+  vk::Instance instance;
+  std::vector<DeviceSummary> out;
+  for (const auto& d : instance.devices())
+    out.push_back({d.name, d.type_name(), d.driver_name + " " + d.driver_info, d.device_local_bytes,
+                   d.nv_coopmat || d.khr_coopmat || d.nv_coopmat2});
+  return out;
+}
+
+} // namespace z123

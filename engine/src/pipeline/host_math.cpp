@@ -1,0 +1,84 @@
+#include "pipeline/host_math.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "z123/error.hpp"
+#include "z123/half.hpp"
+
+namespace z123::pipeline {
+
+std::vector<float> posterior_sample(const std::vector<float>& moments, const std::vector<float>& noise, int64_t c) {
+  const size_t pixels = moments.size() / static_cast<size_t>(2 * c);
+  if (noise.size() != pixels * static_cast<size_t>(c))
+    throw internal_error("posterior noise has " + std::to_string(noise.size()) + " values, expected " +
+                         std::to_string(pixels * static_cast<size_t>(c)));
+  std::vector<float> out(noise.size());
+  for (size_t p = 0; p < pixels; ++p)
+    for (int64_t ch = 0; ch < c; ++ch) {
+      float mean = moments[p * 2 * c + ch];
+      float logvar = std::clamp(moments[p * 2 * c + c + ch], -30.0f, 20.0f);
+      out[p * c + ch] = mean + std::exp(0.5f * logvar) * noise[p * c + ch];
+    }
+  return out;
+}
+
+std::vector<float> conditioning_context(const std::vector<float>& e, const std::vector<float>& img,
+                                        const std::vector<double>& ramp, int64_t tokens, int64_t dim, int halves,
+                                        bool fp16) {
+  if (static_cast<int64_t>(ramp.size()) != tokens)
+    throw model_error("model_index.json has " + std::to_string(ramp.size()) + " ramping_coefficients, the text " +
+                      "encoder produces " + std::to_string(tokens) + " tokens");
+  auto r = [&](float v) { return fp16 ? round_f16(v) : v; };
+  std::vector<float> ctx(static_cast<size_t>(halves * tokens * dim));
+  size_t base = halves == 2 ? static_cast<size_t>(tokens * dim) : 0;
+  if (halves == 2) std::copy(e.begin(), e.end(), ctx.begin());
+  for (int64_t j = 0; j < tokens; ++j) {
+    float coeff = r(static_cast<float>(ramp[static_cast<size_t>(j)]));
+    for (int64_t d = 0; d < dim; ++d) {
+      size_t i = static_cast<size_t>(j * dim + d);
+      ctx[base + i] = r(e[i] + r(coeff * img[static_cast<size_t>(d)]));
+    }
+  }
+  return ctx;
+}
+
+std::vector<float> unscale_latents(const std::vector<float>& x, double scaling_factor) {
+  std::vector<float> z(x.size());
+  for (size_t i = 0; i < x.size(); ++i) z[i] = static_cast<float>((x[i] / 0.75 + 0.22) / scaling_factor);
+  return z;
+}
+
+Image decoded_to_rgba(const std::vector<float>& dec, int width, int height) {
+  Image img = Image::blank(width, height, 4);
+  for (size_t p = 0; p < static_cast<size_t>(width) * static_cast<size_t>(height); ++p) {
+    for (int c = 0; c < 3; ++c) {
+      // unscale_image (×1.6), then /2 + 0.5, clamp, ×255, round half to even (numpy).
+      float y = dec[p * 3 + static_cast<size_t>(c)] * 1.6f;
+      float v = std::clamp(y / 2.0f + 0.5f, 0.0f, 1.0f) * 255.0f;
+      img.pixels[p * 4 + static_cast<size_t>(c)] = static_cast<uint8_t>(std::nearbyint(v));
+    }
+    img.pixels[p * 4 + 3] = 255;
+  }
+  return img;
+}
+
+std::vector<float> nchw_to_nhwc(const std::vector<float>& v, int64_t b, int64_t c, int64_t h, int64_t w) {
+  std::vector<float> r(v.size());
+  for (int64_t n = 0; n < b; ++n)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t y = 0; y < h; ++y)
+        for (int64_t x = 0; x < w; ++x) r[((n * h + y) * w + x) * c + ch] = v[((n * c + ch) * h + y) * w + x];
+  return r;
+}
+
+std::vector<float> nhwc_to_nchw(const std::vector<float>& v, int64_t b, int64_t h, int64_t w, int64_t c) {
+  std::vector<float> r(v.size());
+  for (int64_t n = 0; n < b; ++n)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t y = 0; y < h; ++y)
+        for (int64_t x = 0; x < w; ++x) r[((n * c + ch) * h + y) * w + x] = v[((n * h + y) * w + x) * c + ch];
+  return r;
+}
+
+} // namespace z123::pipeline

@@ -1,0 +1,36 @@
+// Small host-side computations of the pipeline (spec §3, §7, §8.4): the posterior sample, the
+// conditioning context with its fp16 rounding, latent unscaling and the final uint8 conversion.
+// They touch a few thousand to a few hundred thousand values once per image, so they stay on
+// the CPU where they are exact and easy to test.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "z123/image/image.hpp"
+#include "z123/tensor.hpp"
+
+namespace z123::pipeline {
+
+// sample = mean + exp(0.5 · clamp(logvar, −30, 20)) · noise; moments NHWC [h, w, 2c] (mean
+// channels first), noise NHWC [h, w, c]; result NHWC [h, w, c].
+std::vector<float> posterior_sample(const std::vector<float>& moments, const std::vector<float>& noise, int64_t c);
+
+// pos[j] = E[j] + ramp[j]·img (fp16 arithmetic when fp16, like the reference, spec §7);
+// returns [halves, N, D]: halves == 2 → [E; pos], halves == 1 → [pos].
+std::vector<float> conditioning_context(const std::vector<float>& text_embedding, const std::vector<float>& image_embeds,
+                                        const std::vector<double>& ramp, int64_t tokens, int64_t dim, int halves,
+                                        bool fp16);
+
+// z = (x / 0.75 + 0.22) / scaling_factor: sampler space → VAE latent space (spec §8.4).
+std::vector<float> unscale_latents(const std::vector<float>& x, double scaling_factor);
+
+// pixel = round_half_even(255 · clamp(dec·1.6/2 + 0.5, 0, 1)) from the decoder output NHWC
+// [H, W, 3]; returns an RGBA image (alpha 255).
+Image decoded_to_rgba(const std::vector<float>& decoded_nhwc, int width, int height);
+
+// Layout helpers between PyTorch's NCHW and the engine's NHWC.
+std::vector<float> nchw_to_nhwc(const std::vector<float>& v, int64_t b, int64_t c, int64_t h, int64_t w);
+std::vector<float> nhwc_to_nchw(const std::vector<float>& v, int64_t b, int64_t h, int64_t w, int64_t c);
+
+} // namespace z123::pipeline

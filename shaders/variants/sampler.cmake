@@ -1,0 +1,10 @@
+# Per-step sampling-loop operations (shaders/sampler_ops.comp), per network storage type.
+foreach(dt f32 f16)
+  set(dt_defs "")
+  if(dt STREQUAL "f16")
+    set(dt_defs DTYPE_F16)
+  endif()
+  z123_shader(NAME sampler_ref_input_${dt} SOURCE sampler_ops.comp DEFINES OP_REF_INPUT ${dt_defs})
+  z123_shader(NAME sampler_main_input_${dt} SOURCE sampler_ops.comp DEFINES OP_MAIN_INPUT ${dt_defs})
+  z123_shader(NAME sampler_step_${dt} SOURCE sampler_ops.comp DEFINES OP_STEP ${dt_defs})
+endforeach()

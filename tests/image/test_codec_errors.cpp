@@ -1,0 +1,223 @@
+// Bad input to the decoders: empty, foreign, truncated at every length, corrupt, and files that
+// declare absurd dimensions. Each must give a typed z123::Error naming the file, never a crash.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "image_test_util.hpp"
+#include "z123/image/codec.hpp"
+
+namespace z123::test {
+namespace {
+
+std::uint32_t crc32(const std::uint8_t* p, std::size_t n) {
+  std::uint32_t c = 0xffffffffU;
+  for (std::size_t i = 0; i < n; ++i) {
+    c ^= p[i];
+    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xedb88320U & (0U - (c & 1U)));
+  }
+  return ~c;
+}
+
+void put_be32(std::vector<std::uint8_t>& v, std::uint32_t x) {
+  for (int s = 24; s >= 0; s -= 8) v.push_back(static_cast<std::uint8_t>(x >> s));
+}
+
+void add_chunk(std::vector<std::uint8_t>& png, const char* tag, const std::vector<std::uint8_t>& data) {
+  put_be32(png, static_cast<std::uint32_t>(data.size()));
+  const std::size_t start = png.size();
+  png.insert(png.end(), tag, tag + 4);
+  png.insert(png.end(), data.begin(), data.end());
+  put_be32(png, crc32(png.data() + start, png.size() - start));
+}
+
+// A PNG whose header says width x height; the image data is a stub (never reached when the
+// header is rejected).
+std::vector<std::uint8_t> png_with_header(std::uint32_t width, std::uint32_t height, std::uint8_t bit_depth = 8,
+                                          std::uint8_t color_type = 2) {
+  std::vector<std::uint8_t> png{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  std::vector<std::uint8_t> ihdr;
+  put_be32(ihdr, width);
+  put_be32(ihdr, height);
+  ihdr.insert(ihdr.end(), {bit_depth, color_type, 0, 0, 0});
+  add_chunk(png, "IHDR", ihdr);
+  add_chunk(png, "IDAT", {0x78, 0x9c, 0x63, 0x00, 0x00});
+  add_chunk(png, "IEND", {});
+  return png;
+}
+
+// Byte offset just past the last IDAT chunk (its CRC included).
+std::size_t end_of_image_data(const std::vector<std::uint8_t>& png) {
+  std::size_t pos = 8, end = 0;
+  while (pos + 8 <= png.size()) {
+    const std::uint32_t len =
+        (std::uint32_t(png[pos]) << 24) | (png[pos + 1] << 16) | (png[pos + 2] << 8) | png[pos + 3];
+    if (std::memcmp(&png[pos + 4], "IDAT", 4) == 0) end = pos + 12 + len;
+    pos += 12 + len;
+  }
+  return end;
+}
+
+// Index of the first occurrence of the two-byte JPEG marker.
+std::size_t find_marker(const std::vector<std::uint8_t>& jpg, std::uint8_t marker) {
+  for (std::size_t i = 0; i + 1 < jpg.size(); ++i) {
+    if (jpg[i] == 0xff && jpg[i + 1] == marker) return i;
+  }
+  return std::string::npos;
+}
+
+std::filesystem::path write_temp(const std::string& name, const std::vector<std::uint8_t>& bytes) {
+  const std::filesystem::path p = std::filesystem::path(::testing::TempDir()) / ("z123_image_" + name);
+  std::ofstream(p, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  return p;
+}
+
+TEST(CodecErrors, EmptyFileNamesTheFile) {
+  const std::filesystem::path p = write_temp("empty.png", {});
+  expect_error([&] { load_image(p); }, ErrorKind::Format, {p.string(), "empty file (0 bytes)"});
+  std::filesystem::remove(p);
+}
+
+TEST(CodecErrors, GarbageIsNotAnImage) {
+  const std::string text = "hello, this is not an image";
+  const std::filesystem::path p = write_temp("garbage.jpg", {text.begin(), text.end()});
+  expect_error([&] { load_image(p); }, ErrorKind::Format,
+               {p.string(), "not a PNG or JPEG", "found 68 65 6c 6c 6f 2c 20 74"});
+  std::filesystem::remove(p);
+}
+
+TEST(CodecErrors, OtherFormatsAreUnsupported) {
+  const std::vector<std::uint8_t> gif{'G', 'I', 'F', '8', '9', 'a', 1, 0, 1, 0};
+  expect_error([&] { decode_image(gif, "cat.gif"); }, ErrorKind::Unsupported, {"cat.gif", "GIF", "PNG or JPEG"});
+  const std::vector<std::uint8_t> webp{'R', 'I', 'F', 'F', 0, 0, 0, 0, 'W', 'E', 'B', 'P'};
+  expect_error([&] { decode_image(webp, "cat.webp"); }, ErrorKind::Unsupported, {"cat.webp", "WebP"});
+}
+
+TEST(CodecErrors, MissingFileAndDirectoryAreIoErrors) {
+  const std::filesystem::path missing = std::filesystem::path(::testing::TempDir()) / "z123_image_missing.png";
+  expect_error([&] { load_image(missing); }, ErrorKind::Io, {missing.string()});
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir());
+  expect_error([&] { load_image(dir); }, ErrorKind::Io, {"cannot read image"});
+  expect_error([&] { save_png(missing / "sub" / "x.png", synthetic("noise", 2, 2, 3, 1)); }, ErrorKind::Io,
+               {"cannot open for writing"});
+}
+
+TEST(CodecErrors, PngTruncatedAtEveryLength) {
+  const Image in = synthetic("noise", 50, 40, 3, 1);
+  const std::vector<std::uint8_t> png = encode_png(in);
+  const std::size_t data_end = end_of_image_data(png);
+  ASSERT_GT(data_end, 33u);
+  for (std::size_t n = 1; n < png.size(); ++n) {
+    const std::vector<std::uint8_t> prefix(png.begin(), png.begin() + static_cast<std::ptrdiff_t>(n));
+    if (n < data_end) {
+      try {
+        decode_image(prefix, "cut.png");
+        ADD_FAILURE() << "a PNG cut to " << n << " of " << png.size() << " bytes decoded";
+      } catch (const Error& e) {
+        ASSERT_EQ(e.kind(), ErrorKind::Format) << n << ": " << e.what();
+        ASSERT_NE(std::string(e.what()).find("cut.png"), std::string::npos) << e.what();
+      }
+    } else { // only trailing chunks (IEND) are missing: tolerated, as by Pillow
+      EXPECT_TRUE(decode_image(prefix, "cut.png").pixels == in.pixels) << n;
+    }
+  }
+  expect_error([&] { decode_image(std::vector<std::uint8_t>(png.begin(), png.begin() + 60), "cut.png"); },
+               ErrorKind::Format, {"cut.png", "truncated PNG", "ends after 60 bytes"});
+}
+
+TEST(CodecErrors, PngCorruptDataIsAFormatError) {
+  const std::vector<std::uint8_t> png = encode_png(synthetic("noise", 30, 20, 3, 2));
+  std::vector<std::uint8_t> bad_crc = png;
+  bad_crc[end_of_image_data(png) - 1] ^= 0x55; // the last IDAT's stored CRC
+  expect_error([&] { decode_image(bad_crc, "crc.png"); }, ErrorKind::Format, {"crc.png", "corrupt PNG", "CRC"});
+  std::vector<std::uint8_t> bad_data = png;
+  bad_data[end_of_image_data(png) - 20] ^= 0x55; // deflate data: zlib notices before the CRC is read
+  expect_error([&] { decode_image(bad_data, "data.png"); }, ErrorKind::Format, {"data.png", "corrupt PNG"});
+
+  // Valid chunk CRCs around a broken zlib stream.
+  std::vector<std::uint8_t> bad_zlib{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  std::vector<std::uint8_t> ihdr;
+  put_be32(ihdr, 30);
+  put_be32(ihdr, 20);
+  ihdr.insert(ihdr.end(), {8, 2, 0, 0, 0});
+  add_chunk(bad_zlib, "IHDR", ihdr);
+  add_chunk(bad_zlib, "IDAT", {0x78, 0x9c, 0xff, 0xff, 0xff, 0xff, 0x12, 0x34, 0x56});
+  add_chunk(bad_zlib, "IEND", {});
+  expect_error([&] { decode_image(bad_zlib, "zlib.png"); }, ErrorKind::Format, {"zlib.png", "PNG"});
+
+  expect_error([&] { decode_image(png_with_header(30, 20, 7, 2), "depth.png"); }, ErrorKind::Format,
+               {"depth.png", "corrupt PNG"});
+  expect_error([&] { decode_image(png_with_header(0, 20), "zero.png"); }, ErrorKind::Format, {"zero.png"});
+}
+
+TEST(CodecErrors, PngHugeDimensionsAreRejectedBeforeAllocating) {
+  expect_error([] { decode_image(png_with_header(20000, 1), "wide.png"); }, ErrorKind::Format,
+               {"wide.png", "20000x1", "16384"});
+  expect_error([] { decode_image(png_with_header(16384, 16384), "big.png"); }, ErrorKind::Format,
+               {"big.png", "16384x16384", "256000000"});
+  expect_error([] { decode_image(png_with_header(0x7fffffff, 0x7fffffff), "max.png"); }, ErrorKind::Format,
+               {"max.png", "2147483647x2147483647"});
+}
+
+TEST(CodecErrors, JpegTruncatedAtEveryLength) {
+  const std::vector<std::uint8_t> jpg = encode_jpeg(synthetic("smooth", 24, 16, 3, 3), 90);
+  for (std::size_t n = 1; n < jpg.size(); ++n) {
+    const std::vector<std::uint8_t> prefix(jpg.begin(), jpg.begin() + static_cast<std::ptrdiff_t>(n));
+    try {
+      decode_image(prefix, "cut.jpg");
+      ADD_FAILURE() << "a JPEG cut to " << n << " of " << jpg.size() << " bytes decoded";
+    } catch (const Error& e) {
+      ASSERT_EQ(e.kind(), ErrorKind::Format) << n << ": " << e.what();
+      ASSERT_NE(std::string(e.what()).find("cut.jpg"), std::string::npos) << e.what();
+    }
+  }
+  expect_error([&] { decode_image(std::vector<std::uint8_t>(jpg.begin(), jpg.end() - 40), "cut.jpg"); },
+               ErrorKind::Format, {"cut.jpg", "truncated JPEG"});
+}
+
+TEST(CodecErrors, JpegHugeOrZeroDimensions) {
+  const std::vector<std::uint8_t> jpg = encode_jpeg(synthetic("smooth", 24, 16, 3, 4), 90);
+  const std::size_t sof = find_marker(jpg, 0xc0);
+  ASSERT_NE(sof, std::string::npos);
+  std::vector<std::uint8_t> tall = jpg; // SOF0: FF C0, length(2), precision(1), height(2), width(2)
+  tall[sof + 5] = 20000 >> 8;
+  tall[sof + 6] = 20000 & 255;
+  expect_error([&] { decode_image(tall, "tall.jpg"); }, ErrorKind::Format, {"tall.jpg", "24x20000", "16384"});
+  std::vector<std::uint8_t> empty = jpg;
+  empty[sof + 5] = empty[sof + 6] = 0;
+  expect_error([&] { decode_image(empty, "flat.jpg"); }, ErrorKind::Format, {"flat.jpg", "JPEG"});
+}
+
+// Random byte damage must end in a decoded image or a z123::Error, never a crash or a foreign
+// exception (run under -DZ123_SANITIZE=ON to also catch memory errors).
+TEST(CodecErrors, RandomlyDamagedFilesFailCleanly) {
+  const std::vector<std::vector<std::uint8_t>> originals{encode_png(synthetic("noise", 20, 12, 4, 5)),
+                                                         encode_jpeg(synthetic("smooth", 20, 12, 3, 6), 80)};
+  int errors = 0, decoded = 0;
+  for (const auto& original : originals) {
+    for (std::uint32_t trial = 0; trial < 400; ++trial) {
+      std::vector<std::uint8_t> bytes = original;
+      const std::uint32_t r = hash32(trial * 7919U + static_cast<std::uint32_t>(bytes.size()));
+      for (std::uint32_t k = 0; k <= r % 4; ++k) {
+        const std::uint32_t h = hash32(r + k);
+        bytes[3 + h % (bytes.size() - 3)] = static_cast<std::uint8_t>(h >> 24); // keep the signature
+      }
+      try {
+        const Image im = decode_image(bytes, "damaged");
+        EXPECT_NO_THROW(check_image(im, "damaged"));
+        ++decoded;
+      } catch (const Error&) {
+        ++errors;
+      }
+    }
+  }
+  EXPECT_GT(errors, 0);
+  EXPECT_GT(decoded, 0);
+}
+
+} // namespace
+} // namespace z123::test

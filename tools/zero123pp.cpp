@@ -1,0 +1,269 @@
+// zero123pp: the command-line filter. One image in, one 640×960 image of six novel views out
+// (2 columns × 3 rows); several inputs with an output folder share one model load. See --help.
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "z123/engine.hpp"
+#include "z123/image/codec.hpp"
+
+namespace fs = std::filesystem;
+using namespace z123;
+
+namespace {
+
+enum Exit { kOk = 0, kEngineFailure = 1, kUsage = 2, kBadInput = 3, kModelError = 4, kCancelled = 130 };
+
+const char* kHelp = R"(NAME
+    zero123pp - six novel views of an object from one image (Zero123++ v1.2 on Vulkan)
+
+SYNOPSIS
+    zero123pp [OPTIONS] INPUT OUTPUT
+    zero123pp [OPTIONS] INPUT... OUTPUT_DIR
+    zero123pp --list-devices
+
+DESCRIPTION
+    Reads INPUT (PNG or JPEG; RGBA is composited on gray as the model expects; '-' reads standard
+    input) and writes OUTPUT: a 640x960 image of six 320x320 views in 2 columns x 3 rows (azimuth
+    30, 90, 150, 210, 270, 330 degrees; elevation 20, -10 alternating; field of view 30). The
+    format follows OUTPUT's extension (.png, .jpg, .jpeg); '-' writes PNG to standard output.
+    With several inputs, or when OUTPUT is an existing directory, each result is written to
+    OUTPUT_DIR/<input name>.png and the model is loaded once.
+
+OPTIONS
+    --model DIR        model folder (diffusers layout of sudo-ai/zero123plus-v1.2);
+                       default $Z123_MODEL_DIR, else models/zero123plus-v1.2
+    --steps N          denoising steps, 1..200 (default 28; 75 for more detail)
+    --guidance G       classifier-free guidance scale (default 4.0; <= 1 disables it)
+    --seed S           random seed (default 0); the same seed gives the same image on every device
+    --sampler NAME     euler_a (default, as the official pipeline) or euler (deterministic)
+    --spacing NAME     trailing (default, as the official examples), linspace or leading
+    --device SEL       Vulkan device: index or name substring (default: the best one)
+    --precision P      auto (default), f16 or f32
+    --views-dir DIR    also write the six views as DIR/<name>_view<i>.png and DIR/<name>_views.json
+                       (camera poses: azimuth, elevation, field of view in degrees)
+    --quiet            no progress output
+    --list-devices     list Vulkan devices and exit
+    -h, --help         this text
+
+EXIT STATUS
+    0 success; 1 engine or device failure; 2 usage error; 3 bad input or unwritable output;
+    4 missing or invalid model folder; 130 interrupted (Ctrl-C stops within one step)
+)";
+
+std::atomic<bool> g_cancel{false};
+void on_signal(int) { g_cancel.store(true); }
+
+struct Args {
+  std::vector<std::string> positional;
+  std::string model, device, precision = "auto", views_dir;
+  GenerateOptions gen;
+  bool quiet = false, list = false;
+};
+
+[[noreturn]] void usage_error(const std::string& msg) {
+  std::fprintf(stderr, "zero123pp: %s\nTry 'zero123pp --help'.\n", msg.c_str());
+  std::exit(kUsage);
+}
+
+template <typename T>
+T parse_number(const std::string& opt, const std::string& v) {
+  try {
+    size_t pos = 0;
+    T out;
+    if constexpr (std::is_same_v<T, float>) out = std::stof(v, &pos);
+    else if constexpr (std::is_same_v<T, int>) out = std::stoi(v, &pos);
+    else out = static_cast<T>(std::stoull(v, &pos));
+    if (pos != v.size()) throw std::invalid_argument(v);
+    return out;
+  } catch (const std::exception&) {
+    usage_error(opt + " expects a number, got '" + v + "'");
+  }
+}
+
+Args parse_args(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    std::string s = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage_error(s + " needs a value");
+      return argv[++i];
+    };
+    if (s == "-h" || s == "--help") {
+      std::fputs(kHelp, stdout);
+      std::exit(kOk);
+    } else if (s == "--model") a.model = value();
+    else if (s == "--steps") a.gen.steps = parse_number<int>(s, value());
+    else if (s == "--guidance") a.gen.guidance_scale = parse_number<float>(s, value());
+    else if (s == "--seed") a.gen.seed = parse_number<uint64_t>(s, value());
+    else if (s == "--sampler") a.gen.sampler = value();
+    else if (s == "--spacing") a.gen.spacing = value();
+    else if (s == "--device") a.device = value();
+    else if (s == "--precision") a.precision = value();
+    else if (s == "--views-dir") a.views_dir = value();
+    else if (s == "--quiet") a.quiet = true;
+    else if (s == "--list-devices") a.list = true;
+    else if (s.size() > 1 && s[0] == '-' && s != "-") usage_error("unknown option " + s);
+    else a.positional.push_back(s);
+  }
+  if (a.list) return a;
+  if (a.positional.size() < 2) usage_error("need an INPUT and an OUTPUT");
+  if (a.gen.steps < 1 || a.gen.steps > 200) usage_error("--steps must be between 1 and 200");
+  if (a.gen.sampler != "euler_a" && a.gen.sampler != "euler") usage_error("--sampler must be euler_a or euler");
+  if (a.gen.spacing != "trailing" && a.gen.spacing != "linspace" && a.gen.spacing != "leading")
+    usage_error("--spacing must be trailing, linspace or leading");
+  if (a.precision != "auto" && a.precision != "f16" && a.precision != "f32")
+    usage_error("--precision must be auto, f16 or f32");
+  return a;
+}
+
+Image read_input(const std::string& path) {
+  if (path != "-") return load_image(path);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  return decode_image(bytes, "<stdin>");
+}
+
+void write_output(const std::string& path, const Image& img) {
+  if (path == "-") {
+    std::vector<uint8_t> png = encode_png(img);
+    if (std::fwrite(png.data(), 1, png.size(), stdout) != png.size() || std::fflush(stdout) != 0)
+      throw io_error("writing the PNG to standard output failed");
+    return;
+  }
+  std::string ext = fs::path(path).extension().string();
+  for (auto& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (ext == ".jpg" || ext == ".jpeg") save_jpeg(path, img, 95);
+  else if (ext == ".png") save_png(path, img);
+  else throw invalid_argument("output '" + path + "': unknown extension (use .png, .jpg or .jpeg)");
+}
+
+Image crop(const Image& src, int x0, int y0, int w, int h) {
+  Image out = Image::blank(w, h, src.channels);
+  for (int y = 0; y < h; ++y)
+    std::memcpy(out.row(y), src.row(y0 + y) + static_cast<size_t>(x0) * src.channels, out.row_bytes());
+  return out;
+}
+
+void write_views(const std::string& dir, const std::string& name, const Image& grid) {
+  fs::create_directories(dir);
+  const int vw = grid.width / 2, vh = grid.height / 3;
+  auto poses = view_poses();
+  std::string json = "{\n  \"image\": \"" + name + ".png\",\n  \"views\": [\n";
+  for (int i = 0; i < 6; ++i) {
+    std::string file = name + "_view" + std::to_string(i) + ".png";
+    save_png(fs::path(dir) / file, crop(grid, (i % 2) * vw, (i / 2) * vh, vw, vh));
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "    {\"index\": %d, \"file\": \"%s\", \"row\": %d, \"column\": %d, \"azimuth_deg\": %g, "
+                  "\"elevation_deg\": %g, \"fov_deg\": %g}%s\n",
+                  i, file.c_str(), i / 2, i % 2, poses[size_t(i)].azimuth_deg, poses[size_t(i)].elevation_deg,
+                  poses[size_t(i)].fov_deg, i < 5 ? "," : "");
+    json += buf;
+  }
+  json += "  ]\n}\n";
+  std::ofstream(fs::path(dir) / (name + "_views.json")) << json;
+}
+
+int run(Args& a) {
+  if (a.list) {
+    for (const auto& d : list_devices())
+      std::printf("%s (%s), %llu MiB, %s%s\n", d.name.c_str(), d.type.c_str(),
+                  static_cast<unsigned long long>(d.memory_bytes >> 20), d.driver.c_str(),
+                  d.coopmat ? ", cooperative matrix" : "");
+    return kOk;
+  }
+  std::string out = a.positional.back();
+  std::vector<std::string> inputs(a.positional.begin(), a.positional.end() - 1);
+  bool to_dir = inputs.size() > 1 || fs::is_directory(out);
+  if (to_dir && out == "-") usage_error("several inputs need an output directory, not '-'");
+  if (std::count(inputs.begin(), inputs.end(), "-") > 1) usage_error("standard input can be read only once");
+  bool progress = !a.quiet && isatty(STDERR_FILENO);
+
+  // Read every input first: a bad file fails before the model loads (seconds saved).
+  std::vector<Image> images;
+  for (const auto& in : inputs) {
+    try {
+      images.push_back(read_input(in));
+    } catch (const Error& e) {
+      std::fprintf(stderr, "zero123pp: %s\n", e.what());
+      return kBadInput;
+    }
+  }
+  if (to_dir) fs::create_directories(out);
+
+  std::string model = a.model;
+  if (model.empty()) {
+    const char* env = std::getenv("Z123_MODEL_DIR");
+    model = env && *env ? env : "models/zero123plus-v1.2";
+  }
+  std::unique_ptr<Engine> engine;
+  try {
+    EngineOptions eo;
+    eo.device = a.device;
+    eo.precision = a.precision;
+    engine = Engine::open(model, eo);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "zero123pp: %s\n", e.what());
+    bool model_problem = e.kind() == ErrorKind::Io || e.kind() == ErrorKind::Format || e.kind() == ErrorKind::Model;
+    return model_problem ? kModelError : kEngineFailure;
+  }
+  if (!a.quiet)
+    std::fprintf(stderr, "zero123pp: %s on %s (%s), loaded in %.1f s\n", model.c_str(), engine->device_name().c_str(),
+                 engine->precision().c_str(), engine->load_ms() / 1000.0);
+
+  a.gen.cancel = &g_cancel;
+  for (size_t i = 0; i < images.size(); ++i) {
+    std::string name = inputs[i] == "-" ? "stdin" : fs::path(inputs[i]).stem().string();
+    std::string target = to_dir ? (fs::path(out) / (name + ".png")).string() : out;
+    if (progress) {
+      a.gen.on_step = [&](int s, int n) {
+        int filled = 30 * s / n;
+        std::fprintf(stderr, "\r%s [%.*s%*s] %d/%d", name.c_str(), filled, "##############################",
+                     30 - filled, "", s, n);
+        if (s == n) std::fputc('\n', stderr);
+      };
+    }
+    try {
+      GenerateResult r = engine->generate(images[i], a.gen);
+      write_output(target, r.image);
+      if (!a.views_dir.empty()) write_views(a.views_dir, name, r.image);
+      if (!a.quiet)
+        std::fprintf(stderr, "zero123pp: %s -> %s in %.2f s\n", inputs[i].c_str(), target.c_str(),
+                     r.timings.total_ms / 1000.0);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "\nzero123pp: %s: %s\n", inputs[i].c_str(), e.what());
+      if (e.kind() == ErrorKind::Cancelled) return kCancelled;
+      bool input_problem = e.kind() == ErrorKind::Io || e.kind() == ErrorKind::Format ||
+                           e.kind() == ErrorKind::InvalidArgument;
+      return input_problem ? kBadInput : kEngineFailure;
+    }
+  }
+  return kOk;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  Args a = parse_args(argc, argv);
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  try {
+    return run(a);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "zero123pp: %s\n", e.what());
+    return e.kind() == ErrorKind::NoDevice ? kEngineFailure : kBadInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "zero123pp: unexpected error: %s\n", e.what());
+    return kEngineFailure;
+  }
+}
