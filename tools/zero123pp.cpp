@@ -238,8 +238,12 @@ int run(Args& a) {
       write_output(target, r.image);
       if (!a.views_dir.empty()) write_views(a.views_dir, name, r.image);
       if (!a.quiet)
-        std::fprintf(stderr, "zero123pp: %s -> %s in %.2f s\n", inputs[i].c_str(), target.c_str(),
-                     r.timings.total_ms / 1000.0);
+        std::fprintf(stderr,
+                     "zero123pp: %s -> %s in %.2f s (preprocess %.0f ms, condition %.0f ms, %d steps %.0f ms, "
+                     "decode %.0f ms; peak device memory %.0f MiB)\n",
+                     inputs[i].c_str(), target.c_str(), r.timings.total_ms / 1000.0, r.timings.preprocess_ms,
+                     r.timings.condition_ms, static_cast<int>(r.timings.step_ms.size()), r.timings.sampling_ms,
+                     r.timings.decode_ms, r.peak_device_bytes / 1048576.0);
     } catch (const Error& e) {
       std::fprintf(stderr, "\nzero123pp: %s: %s\n", inputs[i].c_str(), e.what());
       if (e.kind() == ErrorKind::Cancelled) return kCancelled;
