@@ -17,7 +17,8 @@ layout(std430, binding = 0) readonly buffer Params {
   float sigma_up;
   float guidance;
   uint halves;     // 2 with classifier-free guidance, else 1
-  uint count;      // elements of one half
+  uint count;      // elements of one half of the main latent
+  uint ref_count;  // elements of the whole reference input (all halves)
 } P;
 
 #if defined(OP_REF_INPUT)
@@ -26,7 +27,7 @@ layout(std430, binding = 2) readonly buffer Noise { float noise[]; };
 layout(std430, binding = 3) writeonly buffer Out { STORE_T r[]; };
 void main() {
   uint i = gl_GlobalInvocationID.x;
-  if (i >= P.count * P.halves) return;
+  if (i >= P.ref_count) return;
   r[i] = STORE((lat[i] + P.sigma_ref * noise[i]) * P.c_in);
 }
 #elif defined(OP_MAIN_INPUT)

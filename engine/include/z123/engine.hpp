@@ -28,7 +28,8 @@ struct EngineOptions {
 };
 
 // Noise and preprocessed inputs supplied from outside instead of generated (parity tests against
-// the official pipeline, which draws from torch's RNG). Tensors are NCHW as PyTorch has them.
+// the official pipeline, which draws from torch's RNG). Tensors are NCHW as PyTorch has them; an
+// empty field means "compute it as usual" (the preprocessed images from the input image).
 struct InjectedInputs {
   std::vector<float> vae_input;       // [1,3,S,S] normalized VAE-branch image (S = 512)
   std::vector<float> clip_input;      // [1,3,224,224] normalized CLIP-branch image
@@ -63,6 +64,9 @@ struct GenerateResult {
   uint64_t peak_device_bytes = 0;           // device-local memory high-water mark of the engine
   std::vector<std::vector<float>> latents;  // keep_latents: x after each step, NCHW [1,4,h,w]
   std::vector<float> decoded;               // keep_latents: decoder output in [0,1], NCHW
+  std::vector<float> cond_lat;              // keep_latents: reference latents, NCHW [halves,4,S/8,S/8]
+  std::vector<float> context;               // keep_latents: UNet context [halves, 77, D]
+  std::vector<float> image_embeds;          // keep_latents: CLIP image embedding [1, D]
 };
 
 // The six views of the 2×3 grid (spec §12): azimuth relative to the input view, absolute
@@ -94,6 +98,8 @@ public:
   std::string precision() const; // "f16" or "f32"
   uint64_t weight_bytes() const;
   double load_ms() const;
+  // Validation-layer errors seen so far (only with EngineOptions::validation; tests assert 0).
+  uint32_t validation_errors() const;
 
 private:
   struct Impl;

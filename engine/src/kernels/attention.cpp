@@ -56,8 +56,7 @@ Operand resolve(const char* what, const AttnOperand& a, int64_t batch, int64_t w
   const int64_t last = (batch * o.n - 1) * o.stride + o.offset + width; // one past the last element read
   if (last > t.numel())
     throw invalid_argument(prefix(what) + ": rows of stride " + std::to_string(o.stride) + " read " +
-                           std::to_string(last) + " elements, " + t.describe() + " holds " +
-                           std::to_string(t.numel()));
+                           std::to_string(last) + " elements, " + t.describe() + " holds " + std::to_string(t.numel()));
   if (last > std::numeric_limits<uint32_t>::max())
     throw unsupported(prefix(what) + ": " + t.describe() + " needs element indices beyond 32 bits");
   return o;
@@ -112,16 +111,16 @@ void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, AttnOpera
     throw unsupported(std::string(kOp) + ": out " + out.describe() + " needs element indices beyond 32 bits");
 
   const bool coopmat = kernels.attention_path() == Path::NvCoopMat && dtype == DType::F16 &&
-                       kernels.device().info().subgroup_size == 32 &&
-                       attention_coopmat_supports(p.head_dim) && coopmat_aligned(q) && coopmat_aligned(k) &&
-                       coopmat_aligned(v) && (!second || (coopmat_aligned(k2) && coopmat_aligned(v2)));
+                       kernels.device().info().subgroup_size == 32 && attention_coopmat_supports(p.head_dim) &&
+                       coopmat_aligned(q) && coopmat_aligned(k) && coopmat_aligned(v) &&
+                       (!second || (coopmat_aligned(k2) && coopmat_aligned(v2)));
 
   const double scale = p.scale > 0 ? p.scale : 1.0 / std::sqrt(static_cast<double>(p.head_dim));
   auto u32 = [](int64_t x) { return static_cast<uint32_t>(x); };
-  Push push{u32(q.n),        u32(k.n),        u32(second ? k2.n : 0), u32(p.heads),
-            u32(q.stride),   u32(q.offset),   u32(k.stride),          u32(k.offset),
-            u32(v.stride),   u32(v.offset),   u32(k2.stride),         u32(k2.offset),
-            u32(v2.stride),  u32(v2.offset),  p.causal ? 1u : 0u,     static_cast<float>(scale * kLog2e)};
+  Push push{u32(q.n),       u32(k.n),       u32(second ? k2.n : 0), u32(p.heads),
+            u32(q.stride),  u32(q.offset),  u32(k.stride),          u32(k.offset),
+            u32(v.stride),  u32(v.offset),  u32(k2.stride),         u32(k2.offset),
+            u32(v2.stride), u32(v2.offset), p.causal ? 1u : 0u,     static_cast<float>(scale * kLog2e)};
 
   const std::string base = "attention_d" + std::to_string(p.head_dim);
   // Test knob: Z123_ATTN_COOPMAT_GENERIC=1 takes the coopmat variant with the generic

@@ -126,6 +126,7 @@ Engine::~Engine() = default;
 std::string Engine::device_name() const { return impl_->device->info().name; }
 std::string Engine::precision() const { return dtype_name(impl_->dtype); }
 uint64_t Engine::weight_bytes() const { return impl_->weight_bytes; }
+uint32_t Engine::validation_errors() const { return impl_->instance->validation_error_count(); }
 double Engine::load_ms() const { return impl_->load_ms; }
 
 std::vector<float> Engine::Impl::encode_moments(const std::vector<float>& vae_nhwc, int64_t s) {
@@ -199,15 +200,20 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
   // 1. Preprocessing (CPU, Pillow-exact) or injected tensors.
   auto t0 = Clock::now();
   std::vector<float> vae_in, clip_in;
-  if (inj) {
-    vae_in = pipeline::nchw_to_nhwc(inj->vae_input, 1, 3, S, S);
-    clip_in = pipeline::nchw_to_nhwc(inj->clip_input, 1, 3, Sc, Sc);
-  } else {
+  if (!inj || inj->vae_input.empty() || inj->clip_input.empty()) {
     check_image(input, "input image");
     PreprocessedInputs pre = preprocess(input, cfg.feature_extractor_vae, cfg.feature_extractor_clip);
     vae_in = std::move(pre.vae_nhwc);
     clip_in = std::move(pre.clip_nhwc);
   }
+  auto injected_image = [&](const std::vector<float>& v, int64_t side, const char* what) {
+    if (v.size() != static_cast<size_t>(3 * side * side))
+      throw invalid_argument(std::string("injected ") + what + " has " + std::to_string(v.size()) + " values, expected [1,3," +
+                             std::to_string(side) + "," + std::to_string(side) + "]");
+    return pipeline::nchw_to_nhwc(v, 1, 3, side, side);
+  };
+  if (inj && !inj->vae_input.empty()) vae_in = injected_image(inj->vae_input, S, "VAE input");
+  if (inj && !inj->clip_input.empty()) clip_in = injected_image(inj->clip_input, Sc, "CLIP input");
   result.timings.preprocess_ms = ms_since(t0);
 
   // 2. Conditioning: image embedding, condition latent, context.
@@ -230,7 +236,7 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
   }
   auto noise = [&](uint64_t stream, const std::vector<float>* injected, int64_t b, int64_t hh, int64_t ww) {
     std::vector<float> v(static_cast<size_t>(b * c * hh * ww));
-    if (injected) {
+    if (injected && !injected->empty()) {
       if (injected->size() != v.size()) throw invalid_argument("injected noise stream " + std::to_string(stream) + " has " + std::to_string(injected->size()) + " values, expected " + std::to_string(v.size()));
       v = *injected;
     } else {
@@ -250,6 +256,11 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
   std::vector<float> ctx = pipeline::conditioning_context(m.text_embedding, embeds, cfg.index.ramping_coefficients,
                                                           tokens, D, halves, m.dtype == DType::F16);
   result.timings.condition_ms = ms_since(t0);
+  if (o.keep_latents) {
+    result.cond_lat = pipeline::nhwc_to_nchw(cond_lat, halves, hr, wr, c);
+    result.context = ctx;
+    result.image_embeds = embeds;
+  }
 
   // 3. Sampling: one recorded step, replayed with new scalars and noise.
   t0 = Clock::now();
@@ -265,14 +276,14 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
     auto ts = Clock::now();
     const pipeline::PlannedStep& st = plan.steps[static_cast<size_t>(i)];
     kernels::StepParams params{st.sigma_ref, st.c_in, st.a, st.b, st.sigma_up, o.guidance_scale,
-                               static_cast<uint32_t>(halves), static_cast<uint32_t>(h * w * c)};
+                               static_cast<uint32_t>(halves), static_cast<uint32_t>(h * w * c),
+                               static_cast<uint32_t>(halves * hr * wr * c)};
     std::memcpy(sp.params.mapped(), &params, sizeof params);
     std::vector<float> tf = m.unet->timestep_frequencies(st.t), all;
     for (int b = 0; b < halves; ++b) all.insert(all.end(), tf.begin(), tf.end());
     m.write_host(sp.t_freq, all);
     const std::vector<float>* rn = inj && i < static_cast<int>(inj->reference.size()) ? &inj->reference[size_t(i)] : nullptr;
     const std::vector<float>* an = inj && i < static_cast<int>(inj->ancestral.size()) ? &inj->ancestral[size_t(i)] : nullptr;
-    if (inj && (!rn || !an)) throw invalid_argument("injected inputs lack the noise of step " + std::to_string(i));
     m.write_host(sp.ref_noise, noise(3 + 2 * uint64_t(i), rn, halves, hr, wr));
     m.write_host(sp.anc_noise, noise(4 + 2 * uint64_t(i), an, 1, h, w));
     m.device->run(*sp.rec);
