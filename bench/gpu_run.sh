@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Runs the GPU-machine measurements in one go (see bench/NOTES.md). Usage on the device machine,
+# from the repository root with .gl, .ref and .gpu carried (binaries built here and copied to
+# .gpu/bin by `bench/gpu_run.sh --stage-binaries`):
+#   bench/gpu_run.sh kernels   # PyTorch ceilings, kernel benchmark, kernel tests on the GPU
+#   bench/gpu_run.sh e2e       # official pipeline timing; random full-size v1.2 folder; our
+#                              # engine's timing and end-to-end parity (injected noise)
+# Outputs go to $OUT (default /tmp/z123-out).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+if [ "${1:-}" = "--stage-binaries" ]; then
+  mkdir -p .gpu/bin
+  for b in bench/zero123pp-bench-kernels bench/zero123pp-bench-e2e bench/zero123pp-bench-nets \
+           tests/kernels/test_kernels tools/zero123pp-devices; do
+    strip -o ".gpu/bin/$(basename "$b")" "${Z123_BUILD_DIR:-build}/$b"
+  done
+  du -sh .gpu/bin
+  exit 0
+fi
+OUT=${OUT:-/tmp/z123-out}
+mkdir -p "$OUT"
+source .gl/vulkan-env.sh >/dev/null 2>&1
+export PYTHONUNBUFFERED=1 PYTHONPATH=.ref/src:.ref/diffusers-support:tests/reference:.ref
+export XDG_CACHE_HOME=/tmp/z123-cache
+stage() { echo "=== $1 ($(date +%T))"; }
+case "${1:-}" in
+kernels)
+  stage devices; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; .gpu/bin/zero123pp-devices
+  stage "pytorch ceilings"; timeout 120 python3 bench/torch_ceilings.py "$OUT/ceilings.json" > "$OUT/ceilings.log" 2>&1
+  tail -3 "$OUT/ceilings.log"
+  stage "kernel benchmark"
+  timeout 150 .gpu/bin/zero123pp-bench-kernels --ceilings "$OUT/ceilings.json" --markdown "$OUT/kernels.md" --reps 10
+  stage "kernel tests on the GPU"
+  Z123_TEST_DEVICE=NVIDIA timeout 200 .gpu/bin/test_kernels > "$OUT/kernel_tests.txt" 2>&1
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests ran" "$OUT/kernel_tests.txt" | head -20
+  ;;
+e2e)
+  stage "official pipeline, fp16, 28 steps"
+  STEPS=28 REPS=3 timeout 150 python3 .ref/official_pipeline_example.py 2>/dev/null | tail -1 | tee "$OUT/official.json"
+  stage "random full-size v1.2 folder"
+  timeout 200 python3 -c "
+import full_size_parity as f, pathlib
+f.make_model(pathlib.Path('/tmp/v12'), 0)" 2>&1 | grep -E "wrote|params|Error" | tail -6
+  stage "official pipeline run with recorded noise (fp32, 28 steps, 640x960)"
+  timeout 200 python3 tests/reference/make_pipeline_golden.py /tmp/e2e --model /tmp/v12 --steps 28 \
+      --width 640 --height 960 --device cuda --no-cross-check > "$OUT/golden.log" 2>&1
+  tail -3 "$OUT/golden.log"
+  stage "our engine: timing (fp16) and parity"
+  timeout 150 .gpu/bin/zero123pp-bench-e2e /tmp/v12 /tmp/e2e/pipeline_input.png --golden /tmp/e2e/pipeline.safetensors \
+      --runs 4 | tee "$OUT/ours_f16.txt"
+  timeout 120 .gpu/bin/zero123pp-bench-e2e /tmp/v12 /tmp/e2e/pipeline_input.png --golden /tmp/e2e/pipeline.safetensors \
+      --runs 0 --precision f32 | tee "$OUT/ours_f32.txt"
+  cp /tmp/zero123pp-bench-e2e.png "$OUT/ours_first_image.png" 2>/dev/null
+  ;;
+*) echo "usage: bench/gpu_run.sh kernels|e2e|--stage-binaries"; exit 2 ;;
+esac
