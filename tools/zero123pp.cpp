@@ -16,6 +16,7 @@
 
 #include "z123/engine.hpp"
 #include "z123/image/codec.hpp"
+#include "z123/image/preprocess.hpp"
 
 namespace fs = std::filesystem;
 using namespace z123;
@@ -50,6 +51,8 @@ OPTIONS
     --spacing NAME     trailing (default, as the official examples), linspace or leading
     --device SEL       Vulkan device: index or name substring (default: the best one)
     --precision P      auto (default), f16 or f32
+    --size WxH         output size (default 640x960; multiples of 64; the model was trained at
+                       640x960, other sizes are for quick tests)
     --views-dir DIR    also write the six views as DIR/<name>_view<i>.png and DIR/<name>_views.json
                        (camera poses: azimuth, elevation, field of view in degrees)
     --quiet            no progress output
@@ -111,6 +114,16 @@ Args parse_args(int argc, char** argv) {
     else if (s == "--device") a.device = value();
     else if (s == "--precision") a.precision = value();
     else if (s == "--views-dir") a.views_dir = value();
+    else if (s == "--size") {
+      std::string v = value();
+      size_t x = v.find('x');
+      if (x == std::string::npos) usage_error("--size expects WxH, e.g. 640x960");
+      a.gen.width = parse_number<int>(s, v.substr(0, x));
+      a.gen.height = parse_number<int>(s, v.substr(x + 1));
+      if (a.gen.width < 64 || a.gen.height < 64 || a.gen.width % 64 || a.gen.height % 64 || a.gen.width > 4096 ||
+          a.gen.height > 4096)
+        usage_error("--size must be multiples of 64 between 64 and 4096, got " + v);
+    }
     else if (s == "--quiet") a.quiet = true;
     else if (s == "--list-devices") a.list = true;
     else if (s.size() > 1 && s[0] == '-' && s != "-") usage_error("unknown option " + s);
@@ -142,7 +155,7 @@ void write_output(const std::string& path, const Image& img) {
   }
   std::string ext = fs::path(path).extension().string();
   for (auto& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  if (ext == ".jpg" || ext == ".jpeg") save_jpeg(path, img, 95);
+  if (ext == ".jpg" || ext == ".jpeg") save_jpeg(path, to_rgb(img), 95); // JPEG has no alpha (it is 255)
   else if (ext == ".png") save_png(path, img);
   else throw invalid_argument("output '" + path + "': unknown extension (use .png, .jpg or .jpeg)");
 }
@@ -199,7 +212,27 @@ int run(Args& a) {
       return kBadInput;
     }
   }
-  if (to_dir) fs::create_directories(out);
+  if (to_dir) {
+    std::error_code ec;
+    fs::create_directories(out, ec);
+    if (ec) {
+      std::fprintf(stderr, "zero123pp: cannot create output directory '%s': %s\n", out.c_str(), ec.message().c_str());
+      return kBadInput;
+    }
+  } else if (out != "-") {
+    // Fail before minutes of work if the result could not be written.
+    fs::path parent = fs::path(out).parent_path();
+    if (!parent.empty() && !fs::is_directory(parent)) {
+      std::fprintf(stderr, "zero123pp: output directory '%s' does not exist\n", parent.string().c_str());
+      return kBadInput;
+    }
+    std::string ext = fs::path(out).extension().string();
+    for (auto& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (ext != ".png" && ext != ".jpg" && ext != ".jpeg") {
+      std::fprintf(stderr, "zero123pp: output '%s': unknown extension (use .png, .jpg or .jpeg)\n", out.c_str());
+      return kBadInput;
+    }
+  }
 
   std::string model = a.model;
   if (model.empty()) {

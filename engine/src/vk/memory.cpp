@@ -65,6 +65,7 @@ Allocator::Allocator(VkDevice device, VkPhysicalDevice physical, const DeviceInf
                      bool map_device_local)
     : device_(device),
       map_device_local_(map_device_local),
+      uma_(info.type == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU || info.type == VK_PHYSICAL_DEVICE_TYPE_CPU),
       max_allocation_(info.max_memory_allocation_size ? info.max_memory_allocation_size : (1ull << 30)),
       max_storage_range_(info.max_storage_buffer_range) {
   vkGetPhysicalDeviceMemoryProperties(physical, &props_);
@@ -92,7 +93,10 @@ uint32_t Allocator::pick_memory_type(uint32_t type_bits, MemoryUsage usage) cons
     int score = -1;
     switch (usage) {
     case MemoryUsage::DeviceLocal:
-      if (local) score = 10 + (visible && coherent ? 1 : 0);
+      // Shared-memory devices (iGPU, CPU): host-visible device memory lets uploads skip staging.
+      // Discrete GPUs: prefer plain VRAM; their host-visible VRAM is the BAR window (possibly
+      // small, and not what the driver optimizes for), and uploads go through staging anyway.
+      if (local) score = 10 + (visible && coherent ? (uma_ ? 1 : -1) : 0);
       else score = 1; // fallback: any memory works, just slower
       break;
     case MemoryUsage::Upload:

@@ -102,6 +102,7 @@ private:
   VkPhysicalDeviceMemoryProperties props_{};
   uint64_t block_bytes_;
   bool map_device_local_;
+  bool uma_; // device memory is host memory (integrated GPU, CPU device)
   uint64_t max_allocation_;
   uint64_t max_storage_range_;
   mutable std::mutex mutex_;
