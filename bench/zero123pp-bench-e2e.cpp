@@ -50,11 +50,16 @@ int main(int argc, char** argv) {
   int runs = 3, steps = 28;
   for (int i = 3; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--golden" && i + 1 < argc) golden_path = argv[++i];
-    else if (a == "--runs" && i + 1 < argc) runs = std::atoi(argv[++i]);
-    else if (a == "--precision" && i + 1 < argc) precision = argv[++i];
-    else if (a == "--steps" && i + 1 < argc) steps = std::atoi(argv[++i]);
-    else if (a == "--device" && i + 1 < argc) device = argv[++i];
+    if (a == "--golden" && i + 1 < argc)
+      golden_path = argv[++i];
+    else if (a == "--runs" && i + 1 < argc)
+      runs = std::atoi(argv[++i]);
+    else if (a == "--precision" && i + 1 < argc)
+      precision = argv[++i];
+    else if (a == "--steps" && i + 1 < argc)
+      steps = std::atoi(argv[++i]);
+    else if (a == "--device" && i + 1 < argc)
+      device = argv[++i];
   }
   try {
     auto t0 = std::chrono::steady_clock::now();

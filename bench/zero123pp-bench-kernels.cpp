@@ -67,10 +67,14 @@ int main(int argc, char** argv) {
   int reps = 10;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--ceilings" && i + 1 < argc) ceilings_path = argv[++i];
-    else if (a == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
-    else if (a == "--device" && i + 1 < argc) device_sel = argv[++i];
-    else if (a == "--markdown" && i + 1 < argc) md_path = argv[++i];
+    if (a == "--ceilings" && i + 1 < argc)
+      ceilings_path = argv[++i];
+    else if (a == "--reps" && i + 1 < argc)
+      reps = std::atoi(argv[++i]);
+    else if (a == "--device" && i + 1 < argc)
+      device_sel = argv[++i];
+    else if (a == "--markdown" && i + 1 < argc)
+      md_path = argv[++i];
     else {
       std::printf("usage: zero123pp-bench-kernels [--ceilings torch.json] [--reps N] [--device SEL] [--markdown F]\n");
       return a == "--help" ? 0 : 2;
@@ -87,7 +91,8 @@ int main(int argc, char** argv) {
     std::ostringstream md;
     md << "device: " << dev.info().name << ", driver " << dev.info().driver_info << "; matmul path "
        << path_name(k.matmul_path()) << ", attention path " << path_name(k.attention_path()) << "\n\n";
-    md << "| kernel | shape | ours ms | ours rate | PyTorch ms | PyTorch rate | ratio |\n|---|---|---|---|---|---|---|\n";
+    md << "| kernel | shape | ours ms | ours rate | PyTorch ms | PyTorch rate | ratio "
+          "|\n|---|---|---|---|---|---|---|\n";
     auto row = [&](const std::string& kind, const std::string& name, double ms, double work, bool flops) {
       double rate = work / ms / (flops ? 1e9 : 1e6); // TFLOP/s or GB/s
       std::string unit = flops ? " TFLOP/s" : " GB/s";
@@ -114,11 +119,13 @@ int main(int argc, char** argv) {
       vk::Buffer b = dev.allocator().create_buffer(chunk, vk::MemoryUsage::DeviceLocal, "copy b");
       double ms = timer.median_ms([&](vk::Recording& r) { r.copy(a, b, chunk); });
       row("copy", "vkCmdCopyBuffer " + std::to_string(chunk >> 20) + " MiB", ms, 2.0 * chunk, false);
-      if (ceil.contains("copy_gbps"))
-        std::printf("PyTorch device copy: %.0f GB/s\n", ceil["copy_gbps"].get<double>());
+      if (ceil.contains("copy_gbps")) std::printf("PyTorch device copy: %.0f GB/s\n", ceil["copy_gbps"].get<double>());
     }
     // Matmuls: y[M,N] = x[M,K] w[N,K]^T at the UNet's projection shapes.
-    struct Mm { const char* name; int64_t m, n, kk; };
+    struct Mm {
+      const char* name;
+      int64_t m, n, kk;
+    };
     for (Mm s : {Mm{"L0 proj 19200x320x320", 19200, 320, 320}, Mm{"L0 ff1 19200x2560x320", 19200, 2560, 320},
                  Mm{"L0 ff2 19200x320x1280", 19200, 320, 1280}, Mm{"L0 kv 27392x320x320", 27392, 320, 320},
                  Mm{"L1 ff1 4800x5120x640", 4800, 5120, 640}, Mm{"L1 ff2 4800x640x2560", 4800, 640, 2560},
@@ -129,10 +136,13 @@ int main(int argc, char** argv) {
       row("matmul", s.name, ms, 2.0 * s.m * s.n * s.kk, true);
     }
     // Convolutions as implicit GEMM (3x3, pad 1).
-    struct Cv { const char* name; int64_t b, h, w, cin, cout; };
-    for (Cv s : {Cv{"conv L0 3x3 19200x320x2880", 2, 120, 80, 320, 320},
-                 Cv{"conv L1 3x3 4800x640x5760", 2, 60, 40, 640, 640},
-                 Cv{"vae conv 614400x128x1152", 1, 960, 640, 128, 128}}) {
+    struct Cv {
+      const char* name;
+      int64_t b, h, w, cin, cout;
+    };
+    for (Cv s :
+         {Cv{"conv L0 3x3 19200x320x2880", 2, 120, 80, 320, 320}, Cv{"conv L1 3x3 4800x640x5760", 2, 60, 40, 640, 640},
+          Cv{"vae conv 614400x128x1152", 1, 960, 640, 128, 128}}) {
       Tensor x = random_tensor(dev, dt, {s.b, s.h, s.w, s.cin}, "x", 1.0f);
       Tensor w = random_tensor(dev, dt, {s.cout, 3, 3, s.cin}, "w", 0.02f);
       Tensor y = make_tensor(dev, dt, {s.b, s.h, s.w, s.cout}, "y");
@@ -140,7 +150,10 @@ int main(int argc, char** argv) {
       row("matmul", s.name, ms, 2.0 * s.b * s.h * s.w * s.cout * s.cin * 9, true);
     }
     // Attention (reference attention: the extra keys come from a second source).
-    struct At { const char* name; int64_t b, heads, nq, nk, nk2, d; };
+    struct At {
+      const char* name;
+      int64_t b, heads, nq, nk, nk2, d;
+    };
     for (At s : {At{"L0 ref-attn 2x5x9600x13696x64", 2, 5, 9600, 9600, 4096, 64},
                  At{"L1 ref-attn 2x10x2400x3424x64", 2, 10, 2400, 2400, 1024, 64},
                  At{"L0 cross 2x5x9600x77x64", 2, 5, 9600, 77, 0, 64},
@@ -148,7 +161,8 @@ int main(int argc, char** argv) {
                  At{"vae mid 1x1x9600x9600x512", 1, 1, 9600, 9600, 0, 512}}) {
       int64_t C = s.heads * s.d;
       Tensor q = random_tensor(dev, dt, {s.b, s.nq, C}, "q", 1.0f);
-      Tensor kk = random_tensor(dev, dt, {s.b, s.nk, C}, "k", 1.0f), v = random_tensor(dev, dt, {s.b, s.nk, C}, "v", 1.0f);
+      Tensor kk = random_tensor(dev, dt, {s.b, s.nk, C}, "k", 1.0f),
+             v = random_tensor(dev, dt, {s.b, s.nk, C}, "v", 1.0f);
       Tensor k2, v2;
       if (s.nk2) {
         k2 = random_tensor(dev, dt, {s.b, s.nk2, C}, "k2", 1.0f);

@@ -83,9 +83,12 @@ int main(int argc, char** argv) {
   std::string device_sel;
   for (int i = 4; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--dtype" && i + 1 < argc) dt = std::strcmp(argv[++i], "f32") == 0 ? DType::F32 : DType::F16;
-    else if (a == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
-    else if (a == "--device" && i + 1 < argc) device_sel = argv[++i];
+    if (a == "--dtype" && i + 1 < argc)
+      dt = std::strcmp(argv[++i], "f32") == 0 ? DType::F32 : DType::F16;
+    else if (a == "--reps" && i + 1 < argc)
+      reps = std::atoi(argv[++i]);
+    else if (a == "--device" && i + 1 < argc)
+      device_sel = argv[++i];
   }
   try {
     vk::Instance instance;
@@ -133,7 +136,8 @@ int main(int argc, char** argv) {
       std::printf("  text encoder weights %.1f MiB\n", text->weight_bytes() / 1048576.0);
     }
     {
-      auto vision = load_time("vision encoder", [&] { return std::make_unique<nets::ClipVisionEncoder>(k, folder, dt); });
+      auto vision =
+          load_time("vision encoder", [&] { return std::make_unique<nets::ClipVisionEncoder>(k, folder, dt); });
       Tensor px = input("vision.pixel_values", true);
       Tensor emb = make_tensor(dev, dt, {1, vision->config().projection_dim}, "image_embeds");
       Workspace ws(dev, "vision");
@@ -174,9 +178,8 @@ int main(int argc, char** argv) {
       bench.time("unet reference (write)", [&](vk::Recording& rec) {
         unet->record(rec, ws, ref_in, tf, ctx, nullptr, nets::RefMode::Write, &cache);
       });
-      bench.time("unet main (read)", [&](vk::Recording& rec) {
-        unet->record(rec, ws, main_in, tf, ctx, &o, nets::RefMode::Read, &cache);
-      });
+      bench.time("unet main (read)",
+                 [&](vk::Recording& rec) { unet->record(rec, ws, main_in, tf, ctx, &o, nets::RefMode::Read, &cache); });
       save("unet.ref_out", o, true);
       std::printf("  unet weights %.1f MiB, workspace %.1f MiB, reference cache %.1f MiB\n",
                   unet->weight_bytes() / 1048576.0, ws.pooled_bytes() / 1048576.0, cache.bytes() / 1048576.0);

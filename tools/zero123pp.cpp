@@ -84,9 +84,12 @@ T parse_number(const std::string& opt, const std::string& v) {
   try {
     size_t pos = 0;
     T out;
-    if constexpr (std::is_same_v<T, float>) out = std::stof(v, &pos);
-    else if constexpr (std::is_same_v<T, int>) out = std::stoi(v, &pos);
-    else out = static_cast<T>(std::stoull(v, &pos));
+    if constexpr (std::is_same_v<T, float>)
+      out = std::stof(v, &pos);
+    else if constexpr (std::is_same_v<T, int>)
+      out = std::stoi(v, &pos);
+    else
+      out = static_cast<T>(std::stoull(v, &pos));
     if (pos != v.size()) throw std::invalid_argument(v);
     return out;
   } catch (const std::exception&) {
@@ -105,15 +108,24 @@ Args parse_args(int argc, char** argv) {
     if (s == "-h" || s == "--help") {
       std::fputs(kHelp, stdout);
       std::exit(kOk);
-    } else if (s == "--model") a.model = value();
-    else if (s == "--steps") a.gen.steps = parse_number<int>(s, value());
-    else if (s == "--guidance") a.gen.guidance_scale = parse_number<float>(s, value());
-    else if (s == "--seed") a.gen.seed = parse_number<uint64_t>(s, value());
-    else if (s == "--sampler") a.gen.sampler = value();
-    else if (s == "--spacing") a.gen.spacing = value();
-    else if (s == "--device") a.device = value();
-    else if (s == "--precision") a.precision = value();
-    else if (s == "--views-dir") a.views_dir = value();
+    } else if (s == "--model")
+      a.model = value();
+    else if (s == "--steps")
+      a.gen.steps = parse_number<int>(s, value());
+    else if (s == "--guidance")
+      a.gen.guidance_scale = parse_number<float>(s, value());
+    else if (s == "--seed")
+      a.gen.seed = parse_number<uint64_t>(s, value());
+    else if (s == "--sampler")
+      a.gen.sampler = value();
+    else if (s == "--spacing")
+      a.gen.spacing = value();
+    else if (s == "--device")
+      a.device = value();
+    else if (s == "--precision")
+      a.precision = value();
+    else if (s == "--views-dir")
+      a.views_dir = value();
     else if (s == "--size") {
       std::string v = value();
       size_t x = v.find('x');
@@ -123,11 +135,14 @@ Args parse_args(int argc, char** argv) {
       if (a.gen.width < 64 || a.gen.height < 64 || a.gen.width % 64 || a.gen.height % 64 || a.gen.width > 4096 ||
           a.gen.height > 4096)
         usage_error("--size must be multiples of 64 between 64 and 4096, got " + v);
-    }
-    else if (s == "--quiet") a.quiet = true;
-    else if (s == "--list-devices") a.list = true;
-    else if (s.size() > 1 && s[0] == '-' && s != "-") usage_error("unknown option " + s);
-    else a.positional.push_back(s);
+    } else if (s == "--quiet")
+      a.quiet = true;
+    else if (s == "--list-devices")
+      a.list = true;
+    else if (s.size() > 1 && s[0] == '-' && s != "-")
+      usage_error("unknown option " + s);
+    else
+      a.positional.push_back(s);
   }
   if (a.list) return a;
   if (a.positional.size() < 2) usage_error("need an INPUT and an OUTPUT");
@@ -155,9 +170,12 @@ void write_output(const std::string& path, const Image& img) {
   }
   std::string ext = fs::path(path).extension().string();
   for (auto& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  if (ext == ".jpg" || ext == ".jpeg") save_jpeg(path, to_rgb(img), 95); // JPEG has no alpha (it is 255)
-  else if (ext == ".png") save_png(path, img);
-  else throw invalid_argument("output '" + path + "': unknown extension (use .png, .jpg or .jpeg)");
+  if (ext == ".jpg" || ext == ".jpeg")
+    save_jpeg(path, to_rgb(img), 95); // JPEG has no alpha (it is 255)
+  else if (ext == ".png")
+    save_png(path, img);
+  else
+    throw invalid_argument("output '" + path + "': unknown extension (use .png, .jpg or .jpeg)");
 }
 
 Image crop(const Image& src, int x0, int y0, int w, int h) {
@@ -280,8 +298,8 @@ int run(Args& a) {
     } catch (const Error& e) {
       std::fprintf(stderr, "\nzero123pp: %s: %s\n", inputs[i].c_str(), e.what());
       if (e.kind() == ErrorKind::Cancelled) return kCancelled;
-      bool input_problem = e.kind() == ErrorKind::Io || e.kind() == ErrorKind::Format ||
-                           e.kind() == ErrorKind::InvalidArgument;
+      bool input_problem =
+          e.kind() == ErrorKind::Io || e.kind() == ErrorKind::Format || e.kind() == ErrorKind::InvalidArgument;
       return input_problem ? kBadInput : kEngineFailure;
     }
   }

@@ -18,7 +18,6 @@ const char* error_kind_name(ErrorKind kind) {
   return "unknown";
 }
 
-Error::Error(ErrorKind kind, const std::string& message)
-    : std::runtime_error(message), kind_(kind) {}
+Error::Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
 
 } // namespace z123

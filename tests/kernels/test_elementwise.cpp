@@ -80,7 +80,8 @@ protected:
   // multiple of a workgroup's 1024) and [2, 9, 36] (648: the 4-wide kernel).
   void check_unary(const std::function<void(vk::Recording&, const Tensor&, const Tensor&)>& op,
                    const std::function<double(double)>& f, float lo, float hi) {
-    for (auto shape : {std::vector<int64_t>{2, 37, 13}, std::vector<int64_t>{2, 9, 36}}) check_unary(op, f, lo, hi, shape);
+    for (auto shape : {std::vector<int64_t>{2, 37, 13}, std::vector<int64_t>{2, 9, 36}})
+      check_unary(op, f, lo, hi, shape);
   }
   void check_unary(const std::function<void(vk::Recording&, const Tensor&, const Tensor&)>& op,
                    const std::function<double(double)>& f, float lo, float hi, const std::vector<int64_t>& shape) {
@@ -109,8 +110,8 @@ std::string dtype_param_name(const ::testing::TestParamInfo<DType>& info) { retu
 class Elementwise : public PointwiseTest {};
 
 TEST_P(Elementwise, GeluExactErf) {
-  check_unary([&](vk::Recording& r, const Tensor& x, const Tensor& y) { kernels::gelu(*kernels_, r, x, y); },
-              ref::gelu, -8.0f, 8.0f);
+  check_unary([&](vk::Recording& r, const Tensor& x, const Tensor& y) { kernels::gelu(*kernels_, r, x, y); }, ref::gelu,
+              -8.0f, 8.0f);
 }
 
 TEST_P(Elementwise, GeluNegativeTailIsRelativelyAccurate) {
@@ -127,8 +128,8 @@ TEST_P(Elementwise, GeluNegativeTailIsRelativelyAccurate) {
 }
 
 TEST_P(Elementwise, Silu) {
-  check_unary([&](vk::Recording& r, const Tensor& x, const Tensor& y) { kernels::silu(*kernels_, r, x, y); },
-              ref::silu, -12.0f, 12.0f);
+  check_unary([&](vk::Recording& r, const Tensor& x, const Tensor& y) { kernels::silu(*kernels_, r, x, y); }, ref::silu,
+              -12.0f, 12.0f);
 }
 
 TEST_P(Elementwise, ScaleShift) {
@@ -180,7 +181,7 @@ protected:
     SCOPED_TRACE(trace() + ", form " + std::to_string(static_cast<int>(form)) + ", op " + std::to_string(which) +
                  ", C " + std::to_string(C));
     const int64_t B = 2, N = 45;
-    std::vector<int64_t> bshape = form == Form::Same ? std::vector<int64_t>{B, N, C}
+    std::vector<int64_t> bshape = form == Form::Same   ? std::vector<int64_t>{B, N, C}
                                   : form == Form::Last ? std::vector<int64_t>{C}
                                                        : std::vector<int64_t>{B, C};
     std::vector<float> av, bv;
@@ -225,7 +226,7 @@ TEST_P(BroadcastBinary, RejectsBadBroadcast) {
   Tensor a2 = make_tensor(d, dt(), {3, 7}, "a2");
   Tensor b_other = make_tensor(d, dt() == DType::F32 ? DType::F16 : DType::F32, {7}, "b_other");
   vk::Recording rec(d);
-  EXPECT_THROW(kernels::add(*kernels_, rec, a, b_bad, a), Error);    // [N, C] is not a form
+  EXPECT_THROW(kernels::add(*kernels_, rec, a, b_bad, a), Error);     // [N, C] is not a form
   EXPECT_THROW(kernels::add(*kernels_, rec, a2, b_batch, a2), Error); // [B, C] needs rank >= 3
   EXPECT_THROW(kernels::mul(*kernels_, rec, a, b_other, a), Error);   // dtype
   try {

@@ -157,11 +157,11 @@ TEST_P(GroupNorm, RejectsBadArguments) {
   Tensor x2 = make_tensor(d, dt, {300}, "x2");
   vk::Recording rec(d);
   auto& k = *kernels_;
-  EXPECT_THROW(kernels::group_norm(k, rec, x, g, g, y, 4, 1e-5f, false), Error);      // 4 does not divide 30
-  EXPECT_THROW(kernels::group_norm(k, rec, x, g_bad, g, y, 6, 1e-5f, false), Error);  // gamma shape
+  EXPECT_THROW(kernels::group_norm(k, rec, x, g, g, y, 4, 1e-5f, false), Error);       // 4 does not divide 30
+  EXPECT_THROW(kernels::group_norm(k, rec, x, g_bad, g, y, 6, 1e-5f, false), Error);   // gamma shape
   EXPECT_THROW(kernels::group_norm(k, rec, x, g, g, y_other, 6, 1e-5f, false), Error); // dtype
-  EXPECT_THROW(kernels::group_norm(k, rec, x, g, g, x, 6, 1e-5f, false), Error);      // in place
-  EXPECT_THROW(kernels::group_norm(k, rec, x2, g, g, x2, 6, 1e-5f, false), Error);    // rank 1
+  EXPECT_THROW(kernels::group_norm(k, rec, x, g, g, x, 6, 1e-5f, false), Error);       // in place
+  EXPECT_THROW(kernels::group_norm(k, rec, x2, g, g, x2, 6, 1e-5f, false), Error);     // rank 1
   try {
     kernels::group_norm(k, rec, x, g, g, y, 7, 1e-5f, false);
     ADD_FAILURE() << "no throw";
@@ -214,15 +214,20 @@ TEST_F(NormBench, DISABLED_ModelShapes) {
     bool silu;
   };
   const Case cases[] = {
-      {"unet L0 gn+silu 320", 2, 9600, 320, 32, true},  {"unet L0 gn+silu 640", 2, 9600, 640, 32, true},
-      {"unet L0 gn+silu 960", 2, 9600, 960, 32, true},  {"unet L1 gn+silu 640", 2, 2400, 640, 32, true},
-      {"unet L2 gn+silu 1280", 2, 600, 1280, 32, true}, {"unet L3 gn+silu 2560", 2, 150, 2560, 32, true},
-      {"ref L0 gn 320", 2, 4096, 320, 32, false},       {"vae 960x640x128", 1, 614400, 128, 32, true},
-      {"vae 480x320x512", 1, 153600, 512, 32, true},    {"vae 120x80x512", 1, 9600, 512, 32, true},
+      {"unet L0 gn+silu 320", 2, 9600, 320, 32, true},
+      {"unet L0 gn+silu 640", 2, 9600, 640, 32, true},
+      {"unet L0 gn+silu 960", 2, 9600, 960, 32, true},
+      {"unet L1 gn+silu 640", 2, 2400, 640, 32, true},
+      {"unet L2 gn+silu 1280", 2, 600, 1280, 32, true},
+      {"unet L3 gn+silu 2560", 2, 150, 2560, 32, true},
+      {"ref L0 gn 320", 2, 4096, 320, 32, false},
+      {"vae 960x640x128", 1, 614400, 128, 32, true},
+      {"vae 480x320x512", 1, 153600, 512, 32, true},
+      {"vae 120x80x512", 1, 9600, 512, 32, true},
       {"tiny 2x64x320 (latency)", 2, 64 * s, 320, 32, true},
   };
-  std::printf("%-24s %10s %10s %9s %9s %9s %7s\n", "case (fp16)", "copy us", "copy GB/s", "direct", "split",
-              "auto", "auto/cp");
+  std::printf("%-24s %10s %10s %9s %9s %9s %7s\n", "case (fp16)", "copy us", "copy GB/s", "direct", "split", "auto",
+              "auto/cp");
   for (const Case& c : cases) {
     const int64_t HW = std::max<int64_t>(c.HW / s, 64);
     std::vector<int64_t> shape{c.B, HW, c.C};
@@ -232,24 +237,27 @@ TEST_F(NormBench, DISABLED_ModelShapes) {
     upload(device(), x, test::random_uniform(x.numel(), 1));
     upload(device(), g, std::vector<float>(c.C, 1.0f));
     const double bytes = 2.0 * x.bytes();
-    double copy = ref::bench_ms(device(), [&](vk::Recording& r) { kernels::cast(k, r, x, y); }, reps);
+    double copy = ref::bench_ms(
+        device(), [&](vk::Recording& r) { kernels::cast(k, r, x, y); }, reps);
     double t[3];
     const GroupNormPath paths[3] = {GroupNormPath::Direct, GroupNormPath::Split, GroupNormPath::Auto};
     for (int p = 0; p < 3; ++p)
       t[p] = ref::bench_ms(
-          device(),
-          [&](vk::Recording& r) { kernels::group_norm(k, r, x, g, g, y, c.groups, 1e-5f, c.silu, paths[p]); }, reps);
-    std::printf("%-24s %10.1f %10.0f %9.1f %9.1f %9.1f %6.0f%%\n", c.name, copy * 1e3, bytes / copy * 1e-6,
-                t[0] * 1e3, t[1] * 1e3, t[2] * 1e3, 100.0 * copy / t[2]);
+          device(), [&](vk::Recording& r) { kernels::group_norm(k, r, x, g, g, y, c.groups, 1e-5f, c.silu, paths[p]); },
+          reps);
+    std::printf("%-24s %10.1f %10.0f %9.1f %9.1f %9.1f %6.0f%%\n", c.name, copy * 1e3, bytes / copy * 1e-6, t[0] * 1e3,
+                t[1] * 1e3, t[2] * 1e3, 100.0 * copy / t[2]);
   }
   for (int64_t C : {320, 640, 1280}) {
     const int64_t M = (full ? 19200 : 1200) * 320 / C;
     Tensor x = make_tensor(device(), DType::F16, {M, C}, "x");
     Tensor g = make_tensor(device(), DType::F16, {C}, "g");
     Tensor y = make_tensor(device(), DType::F16, {M, C}, "y");
-    double copy = ref::bench_ms(device(), [&](vk::Recording& r) { kernels::cast(k, r, x, y); }, reps);
-    double t = ref::bench_ms(device(), [&](vk::Recording& r) { kernels::layer_norm(k, r, x, g, g, y, 1e-5f); }, reps);
-    std::printf("layer_norm %5lld x %4lld  copy %8.1f us  ln %8.1f us  %3.0f%% of copy\n", (long long)M,
-                (long long)C, copy * 1e3, t * 1e3, 100.0 * copy / t);
+    double copy = ref::bench_ms(
+        device(), [&](vk::Recording& r) { kernels::cast(k, r, x, y); }, reps);
+    double t = ref::bench_ms(
+        device(), [&](vk::Recording& r) { kernels::layer_norm(k, r, x, g, g, y, 1e-5f); }, reps);
+    std::printf("layer_norm %5lld x %4lld  copy %8.1f us  ln %8.1f us  %3.0f%% of copy\n", (long long)M, (long long)C,
+                copy * 1e3, t * 1e3, 100.0 * copy / t);
   }
 }

@@ -85,7 +85,8 @@ TEST_P(UNetParity, ReferenceAttentionMatchesRefOnlyNoisedUNet) {
   unet.record(rec, ws, ref_in, tf, ctx, nullptr, nets::RefMode::Write, &cache);
   unet.record(rec, ws, main_in, tf, ctx, &out, nets::RefMode::Read, &cache);
   device().run(rec);
-  auto got = test::nhwc_to_nchw(download(device(), out), main_in.dim(0), main_in.dim(1), main_in.dim(2), main_in.dim(3));
+  auto got =
+      test::nhwc_to_nchw(download(device(), out), main_in.dim(0), main_in.dim(1), main_in.dim(2), main_in.dim(3));
   auto rep = test::compare(got, test::to_double(g.at("out").values));
   EXPECT_LE(rep.rel_l2, tolerance(dt)) << rep.summary();
   EXPECT_EQ(rep.nonfinite, 0u);

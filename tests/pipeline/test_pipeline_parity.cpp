@@ -70,7 +70,9 @@ TEST_P(PipelineParity, MatchesOfficialPipelineWithInjectedNoise) {
   EXPECT_EQ(engine->validation_errors(), 0u);
 
   for (const char* name : {"image_embeds", "ctx", "cond_lat"}) {
-    const auto& got = std::string(name) == "ctx" ? r.context : std::string(name) == "cond_lat" ? r.cond_lat : r.image_embeds;
+    const auto& got = std::string(name) == "ctx"        ? r.context
+                      : std::string(name) == "cond_lat" ? r.cond_lat
+                                                        : r.image_embeds;
     auto rep = test::compare(got, test::to_double(g.at(name).values));
     EXPECT_LE(rep.rel_l2, fp32 ? 1e-4 : 1e-2) << name << ": " << rep.summary();
   }

@@ -70,6 +70,19 @@ EXPECTED_DRAWS = ([("vae.py:sample", "vae_cond"), ("vae.py:sample", "vae_zero"),
                                                      ("scheduling_euler_ancestral_discrete.py:step", "ancestral"))])
 
 
+
+
+def configure(steps, width, height):
+    """Overrides the run size (the defaults make the committed tiny golden)."""
+    global STEPS, OUT_W, OUT_H, CALL, EXPECTED_DRAWS
+    STEPS, OUT_W, OUT_H = steps, width, height
+    CALL = dict(num_inference_steps=STEPS, guidance_scale=GUIDANCE, width=OUT_W, height=OUT_H, output_type="pil")
+    EXPECTED_DRAWS = ([("vae.py:sample", "vae_cond"), ("vae.py:sample", "vae_zero"),
+                       ("pipeline_stable_diffusion.py:prepare_latents", "init")] +
+                      [d for _ in range(STEPS) for d in (("pipeline.py:forward", "ref"),
+                                                         ("scheduling_euler_ancestral_discrete.py:step", "ancestral"))])
+
+
 # ---- input image -------------------------------------------------------------------------------
 
 def make_input_rgba():
@@ -392,7 +405,16 @@ def main():
     ap.add_argument("out", nargs="?", default=str(mg.REPO / "tests" / "data" / "golden"))
     ap.add_argument("--model", default=str(mg.REPO / "tests" / "data" / "golden" / "tiny-model"))
     ap.add_argument("--no-cross-check", action="store_true")
+    # Full-size runs (bench/gpu_run.sh): the real 640x960 / 28 steps on the GPU in fp32.
+    ap.add_argument("--steps", type=int, default=STEPS)
+    ap.add_argument("--width", type=int, default=OUT_W)
+    ap.add_argument("--height", type=int, default=OUT_H)
+    ap.add_argument("--device", default="cpu")
     a = ap.parse_args()
+    configure(a.steps, a.width, a.height)
+    if a.device != "cpu":
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
     out_dir, model_dir = Path(a.out), Path(a.model)
     out_dir.mkdir(parents=True, exist_ok=True)
     versions = dict(torch=torch.__version__, transformers=transformers.__version__,
@@ -423,7 +445,7 @@ def main():
     log("alpha", alpha_stats)
 
     torch.use_deterministic_algorithms(True, warn_only=True)
-    pipe, build_info = build_pipeline(model_dir, "cpu", torch.float32)
+    pipe, build_info = build_pipeline(model_dir, a.device, torch.float32)
 
     # 1. recording run
     rec, tape = run(pipe, image, "record", SEED)

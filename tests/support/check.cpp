@@ -30,8 +30,8 @@ std::vector<float> as_stored(const std::vector<float>& v, DType dtype) {
 
 std::string ErrorReport::summary() const {
   std::ostringstream o;
-  o << "max abs " << max_abs << " (at " << worst << "), max rel " << max_rel << ", rel L2 " << rel_l2
-    << ", non-finite " << nonfinite;
+  o << "max abs " << max_abs << " (at " << worst << "), max rel " << max_rel << ", rel L2 " << rel_l2 << ", non-finite "
+    << nonfinite;
   return o.str();
 }
 
@@ -67,9 +67,9 @@ ErrorReport compare(const std::vector<float>& got, const std::vector<double>& re
   }
   ErrorReport rep = compare(got, ref);
   if (bad == 0) return ::testing::AssertionSuccess() << rep.summary();
-  return ::testing::AssertionFailure() << bad << " of " << got.size() << " elements outside atol " << atol
-                                       << " + rtol " << rtol << "; first at " << first << ": got " << got[first]
-                                       << ", want " << ref[first] << (got[first] == kPoisonValue ? " (POISON: never written)" : "")
+  return ::testing::AssertionFailure() << bad << " of " << got.size() << " elements outside atol " << atol << " + rtol "
+                                       << rtol << "; first at " << first << ": got " << got[first] << ", want "
+                                       << ref[first] << (got[first] == kPoisonValue ? " (POISON: never written)" : "")
                                        << "; " << rep.summary();
 }
 

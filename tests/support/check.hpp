@@ -24,7 +24,7 @@ std::vector<float> as_stored(const std::vector<float>& v, DType dtype);
 
 struct ErrorReport {
   double max_abs = 0, max_rel = 0, rel_l2 = 0;
-  size_t worst = 0;   // index of the largest absolute error
+  size_t worst = 0; // index of the largest absolute error
   size_t nonfinite = 0;
   std::string summary() const;
 };

@@ -11,8 +11,8 @@
 
 namespace z123::test {
 
-std::filesystem::path golden_dir();        // tests/data/golden
-std::filesystem::path tiny_model_dir();    // tests/data/golden/tiny-model
+std::filesystem::path golden_dir();     // tests/data/golden
+std::filesystem::path tiny_model_dir(); // tests/data/golden/tiny-model
 
 struct GoldenTensor {
   std::vector<int64_t> shape;

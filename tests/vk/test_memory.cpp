@@ -69,7 +69,8 @@ TEST_F(Memory, ManySmallBuffersDoNotOverlap) {
   auto& alloc = device().allocator();
   std::vector<vk::Buffer> bufs;
   for (int i = 0; i < 200; ++i)
-    bufs.push_back(alloc.create_buffer(4 * (1 + (i * 37) % 301), vk::MemoryUsage::DeviceLocal, "small" + std::to_string(i)));
+    bufs.push_back(
+        alloc.create_buffer(4 * (1 + (i * 37) % 301), vk::MemoryUsage::DeviceLocal, "small" + std::to_string(i)));
   for (size_t i = 0; i < bufs.size(); ++i) {
     std::vector<uint32_t> v(bufs[i].size() / 4, static_cast<uint32_t>(i));
     device().upload(bufs[i], v.data(), bufs[i].size());
@@ -93,7 +94,8 @@ TEST_F(Memory, FreedRangesAreReusedAndEmptyBlocksReturned) {
     // Free every other one, then refill: the holes must be reused (no new block needed).
     for (size_t i = 0; i < bufs.size(); i += 2) bufs[i].reset();
     uint32_t blocks = alloc.stats().blocks;
-    for (size_t i = 0; i < bufs.size(); i += 2) bufs[i] = alloc.create_buffer(1 << 20, vk::MemoryUsage::DeviceLocal, "again");
+    for (size_t i = 0; i < bufs.size(); i += 2)
+      bufs[i] = alloc.create_buffer(1 << 20, vk::MemoryUsage::DeviceLocal, "again");
     EXPECT_EQ(alloc.stats().blocks, blocks);
   }
   auto after = alloc.stats();

@@ -46,8 +46,13 @@ TEST_F(PipelineCacheTest, PersistsToXdgCacheHome) {
   }
   // A corrupt cache file must not break start-up.
   { std::ofstream(path, std::ios::trunc) << "garbage"; }
-  { vk::Device dev(test::vk_instance(), device().info()); dev.pipelines().get({"fill_u32", 1, 12, {64}}); }
-  if (old) setenv("XDG_CACHE_HOME", saved.c_str(), 1);
-  else unsetenv("XDG_CACHE_HOME");
+  {
+    vk::Device dev(test::vk_instance(), device().info());
+    dev.pipelines().get({"fill_u32", 1, 12, {64}});
+  }
+  if (old)
+    setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+  else
+    unsetenv("XDG_CACHE_HOME");
   fs::remove_all(dir);
 }

@@ -22,35 +22,35 @@
 namespace z123 {
 
 struct EngineOptions {
-  std::string device;              // "" = best device; a number = index; else a name substring
-  std::string precision = "auto";  // "auto" (fp16 where supported), "f16" or "f32"
-  bool validation = false;         // Vulkan validation layer (slow; for debugging)
+  std::string device;             // "" = best device; a number = index; else a name substring
+  std::string precision = "auto"; // "auto" (fp16 where supported), "f16" or "f32"
+  bool validation = false;        // Vulkan validation layer (slow; for debugging)
 };
 
 // Noise and preprocessed inputs supplied from outside instead of generated (parity tests against
 // the official pipeline, which draws from torch's RNG). Tensors are NCHW as PyTorch has them; an
 // empty field means "compute it as usual" (the preprocessed images from the input image).
 struct InjectedInputs {
-  std::vector<float> vae_input;       // [1,3,S,S] normalized VAE-branch image (S = 512)
-  std::vector<float> clip_input;      // [1,3,224,224] normalized CLIP-branch image
-  std::vector<float> posterior_cond;  // [1,4,S/8,S/8] noise of the condition posterior sample
-  std::vector<float> posterior_zero;  // [1,4,S/8,S/8] noise of the zero-image posterior sample
-  std::vector<float> initial;         // [1,4,H/8,W/8] initial latent noise (before init sigma)
-  std::vector<std::vector<float>> reference;  // per step [halves,4,S/8,S/8]
-  std::vector<std::vector<float>> ancestral;  // per step [1,4,H/8,W/8]
+  std::vector<float> vae_input;              // [1,3,S,S] normalized VAE-branch image (S = 512)
+  std::vector<float> clip_input;             // [1,3,224,224] normalized CLIP-branch image
+  std::vector<float> posterior_cond;         // [1,4,S/8,S/8] noise of the condition posterior sample
+  std::vector<float> posterior_zero;         // [1,4,S/8,S/8] noise of the zero-image posterior sample
+  std::vector<float> initial;                // [1,4,H/8,W/8] initial latent noise (before init sigma)
+  std::vector<std::vector<float>> reference; // per step [halves,4,S/8,S/8]
+  std::vector<std::vector<float>> ancestral; // per step [1,4,H/8,W/8]
 };
 
 struct GenerateOptions {
-  int steps = 28;                   // 1..200
-  float guidance_scale = 4.0f;      // classifier-free guidance; <= 1 skips the unconditional half
-  uint64_t seed = 0;                // counter-based RNG (docs/rng.md): same output on every device
-  std::string sampler = "euler_a";  // "euler_a" (reference) or "euler" (deterministic)
-  std::string spacing = "trailing"; // "trailing" (reference), "linspace" or "leading"
-  int width = 640, height = 960;    // output size; multiples of 64 (8 per latent × 8 per UNet level)
+  int steps = 28;                                   // 1..200
+  float guidance_scale = 4.0f;                      // classifier-free guidance; <= 1 skips the unconditional half
+  uint64_t seed = 0;                                // counter-based RNG (docs/rng.md): same output on every device
+  std::string sampler = "euler_a";                  // "euler_a" (reference) or "euler" (deterministic)
+  std::string spacing = "trailing";                 // "trailing" (reference), "linspace" or "leading"
+  int width = 640, height = 960;                    // output size; multiples of 64 (8 per latent × 8 per UNet level)
   std::function<void(int step, int total)> on_step; // called after each completed step
-  const std::atomic<bool>* cancel = nullptr;         // checked before each step: Error(Cancelled)
-  const InjectedInputs* inject = nullptr;            // testing only
-  bool keep_latents = false;                          // return the latent after every step
+  const std::atomic<bool>* cancel = nullptr;        // checked before each step: Error(Cancelled)
+  const InjectedInputs* inject = nullptr;           // testing only
+  bool keep_latents = false;                        // return the latent after every step
 };
 
 struct GenerateTimings {
@@ -61,12 +61,12 @@ struct GenerateTimings {
 struct GenerateResult {
   Image image; // RGBA, width × height (640×960 by default)
   GenerateTimings timings;
-  uint64_t peak_device_bytes = 0;           // device-local memory high-water mark of the engine
-  std::vector<std::vector<float>> latents;  // keep_latents: x after each step, NCHW [1,4,h,w]
-  std::vector<float> decoded;               // keep_latents: decoder output in [0,1], NCHW
-  std::vector<float> cond_lat;              // keep_latents: reference latents, NCHW [halves,4,S/8,S/8]
-  std::vector<float> context;               // keep_latents: UNet context [halves, 77, D]
-  std::vector<float> image_embeds;          // keep_latents: CLIP image embedding [1, D]
+  uint64_t peak_device_bytes = 0;          // device-local memory high-water mark of the engine
+  std::vector<std::vector<float>> latents; // keep_latents: x after each step, NCHW [1,4,h,w]
+  std::vector<float> decoded;              // keep_latents: decoder output in [0,1], NCHW
+  std::vector<float> cond_lat;             // keep_latents: reference latents, NCHW [halves,4,S/8,S/8]
+  std::vector<float> context;              // keep_latents: UNet context [halves, 77, D]
+  std::vector<float> image_embeds;         // keep_latents: CLIP image embedding [1, D]
 };
 
 // The six views of the 2×3 grid (spec §12): azimuth relative to the input view, absolute

@@ -14,8 +14,8 @@ inline uint16_t f32_to_f16(float f) {
   uint32_t mag = x & 0x7fffffffu;
   if (mag >= 0x7f800000u) return static_cast<uint16_t>(sign | 0x7c00u | (mag > 0x7f800000u ? 0x200u : 0u));
   if (mag >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u); // rounds to >= 65520: inf
-  if (mag < 0x38800000u) {                                               // subnormal or zero in fp16
-    if (mag < 0x33000000u) return static_cast<uint16_t>(sign);           // < 2^-25: rounds to 0
+  if (mag < 0x38800000u) {                                              // subnormal or zero in fp16
+    if (mag < 0x33000000u) return static_cast<uint16_t>(sign);          // < 2^-25: rounds to 0
     uint32_t e = mag >> 23;
     uint32_t m = (mag & 0x7fffffu) | 0x800000u;
     uint32_t shift = 126 - e; // 14 + (113 - e) - 1 ... number of bits dropped beyond 13

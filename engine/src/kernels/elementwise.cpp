@@ -140,8 +140,7 @@ void timestep_embedding(Kernels& kernels, vk::Recording& rec, float t, const Ten
   if (y.dim(0) > static_cast<int64_t>(kMaxGridDim))
     throw invalid_argument(std::string(op) + ": more than 65535 rows in " + y.describe());
   TimestepPush p{static_cast<uint32_t>(half), t, static_cast<float>(-std::log(static_cast<double>(max_period))),
-                 static_cast<float>(half) - freq_shift,
-                 flip_sin_to_cos ? 1u : 0u};
+                 static_cast<float>(half) - freq_shift, flip_sin_to_cos ? 1u : 0u};
   auto& pipe = kernels.pipeline(variant("timestep_embedding", y.dtype), 1, sizeof p, {64});
   rec.dispatch(pipe, {vk::out(y.buf())}, &p, sizeof p, div_up(half, 64), static_cast<uint32_t>(y.dim(0)));
 }

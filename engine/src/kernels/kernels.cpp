@@ -39,7 +39,10 @@ Kernels::Kernels(vk::Device& device) : device_(device) {
   }
   if (forced && *forced) {
     std::string f = forced;
-    Path want = f == "nv" ? Path::NvCoopMat : f == "khr" ? Path::KhrCoopMat : f == "nv2" ? Path::NvCoopMat2 : Path::Portable;
+    Path want = f == "nv"    ? Path::NvCoopMat
+                : f == "khr" ? Path::KhrCoopMat
+                : f == "nv2" ? Path::NvCoopMat2
+                             : Path::Portable;
     if (!path_available(want))
       throw unsupported(std::string("Z123_KERNEL_PATH=") + forced + ": that path is not available on '" +
                         device.info().name + "' with this build");

@@ -63,15 +63,20 @@ uint32_t vec_for(std::initializer_list<int64_t> counts) {
 void transpose(Kernels& kernels, vk::Recording& rec, const char* op, const Tensor& x, const Tensor& y, bool to_nhwc) {
   check_rank(op, "x", x, 4);
   const auto& s = x.shape;
-  std::vector<int64_t> want = to_nhwc ? std::vector<int64_t>{s[0], s[2], s[3], s[1]}
-                                      : std::vector<int64_t>{s[0], s[3], s[1], s[2]};
+  std::vector<int64_t> want =
+      to_nhwc ? std::vector<int64_t>{s[0], s[2], s[3], s[1]} : std::vector<int64_t>{s[0], s[3], s[1], s[2]};
   expect_shape(op, "y", y, want);
   check_no_alias(op, x, y);
   check_count(op, x);
   const int64_t C = to_nhwc ? s[1] : s[3];
   const int64_t HW = to_nhwc ? s[2] * s[3] : s[1] * s[2];
-  LayoutPush p{to_nhwc ? kNchwToNhwc : kNhwcToNchw, static_cast<uint32_t>(C), static_cast<uint32_t>(s[0] * HW), 0, 0,
-               static_cast<uint32_t>(HW), 0};
+  LayoutPush p{to_nhwc ? kNchwToNhwc : kNhwcToNchw,
+               static_cast<uint32_t>(C),
+               static_cast<uint32_t>(s[0] * HW),
+               0,
+               0,
+               static_cast<uint32_t>(HW),
+               0};
   dispatch(kernels, rec, x, y, p, 1);
 }
 
@@ -82,8 +87,8 @@ void cast(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& y
   expect_shape(op, "y", y, x.shape);
   check_count(op, x);
   if (x.buffer == y.buffer && x.dtype != y.dtype)
-    throw invalid_argument(std::string(op) + ": in-place conversion of " + x.describe() + " to " +
-                           dtype_name(y.dtype) + " is not possible");
+    throw invalid_argument(std::string(op) + ": in-place conversion of " + x.describe() + " to " + dtype_name(y.dtype) +
+                           " is not possible");
   // One flat row: the walk is the same, and any length that is a multiple of 4 moves as vectors.
   const int64_t n = x.numel();
   LayoutPush p{kCopyRows, static_cast<uint32_t>(n), 1, static_cast<uint32_t>(n), 0, 0, 0};
@@ -105,8 +110,8 @@ void upsample_nearest2x(Kernels& kernels, vk::Recording& rec, const Tensor& x, c
   expect_shape(op, "y", y, {B, 2 * H, 2 * W, C});
   check_no_alias(op, x, y);
   check_count(op, y);
-  LayoutPush p{kUpsample2x, static_cast<uint32_t>(C), static_cast<uint32_t>(B * H * W), 0, 0, 0,
-               static_cast<uint32_t>(W)};
+  LayoutPush p{kUpsample2x, static_cast<uint32_t>(C), static_cast<uint32_t>(B * H * W), 0, 0,
+               0,           static_cast<uint32_t>(W)};
   dispatch(kernels, rec, x, y, p, vec_for({C}));
 }
 
@@ -115,19 +120,22 @@ void copy_channels(Kernels& kernels, vk::Recording& rec, const Tensor& x, const 
   if (x.shape.size() != 3 && x.shape.size() != 4)
     throw invalid_argument(std::string(op) + ": x must be [B, HW, C] or [B, H, W, C], found " + x.describe());
   const int64_t Cx = x.dim(-1);
-  if (y.shape.size() != x.shape.size() ||
-      !std::equal(x.shape.begin(), x.shape.end() - 1, y.shape.begin()))
+  if (y.shape.size() != x.shape.size() || !std::equal(x.shape.begin(), x.shape.end() - 1, y.shape.begin()))
     throw invalid_argument(std::string(op) + ": y " + y.describe() + " must match x " + x.describe() +
                            " in every dim but the last");
   const int64_t Cy = y.dim(-1);
   if (offset < 0 || offset + Cx > Cy)
     throw invalid_argument(std::string(op) + ": channels [" + std::to_string(offset) + ", " +
-                           std::to_string(offset + Cx) + ") of x " + x.describe() + " do not fit in y " +
-                           y.describe());
+                           std::to_string(offset + Cx) + ") of x " + x.describe() + " do not fit in y " + y.describe());
   check_no_alias(op, x, y);
   check_count(op, y);
-  LayoutPush p{kCopyRows, static_cast<uint32_t>(Cx), static_cast<uint32_t>(x.numel() / Cx),
-               static_cast<uint32_t>(Cy), static_cast<uint32_t>(offset), 0, 0};
+  LayoutPush p{kCopyRows,
+               static_cast<uint32_t>(Cx),
+               static_cast<uint32_t>(x.numel() / Cx),
+               static_cast<uint32_t>(Cy),
+               static_cast<uint32_t>(offset),
+               0,
+               0};
   dispatch(kernels, rec, x, y, p, vec_for({Cx, Cy, offset}));
 }
 

@@ -68,8 +68,7 @@ struct SplitPlan {
 // T by about sqrt(bytes per batch / (8 G)); the broadcast also writes B T^2 G 8 bytes, so T stays
 // moderate. Returns false when no tiling fits or the shared arrays would not; the direct path
 // then runs.
-bool plan_split(const vk::Device& device, int64_t B, int64_t HW, int64_t C, int64_t G, DType dtype,
-                SplitPlan& plan) {
+bool plan_split(const vk::Device& device, int64_t B, int64_t HW, int64_t C, int64_t G, DType dtype, SplitPlan& plan) {
   const uint64_t shared = device.info().max_shared_memory;
   const int64_t W = split_threads(device);
   if (G > W) return false;
@@ -80,7 +79,7 @@ bool plan_split(const vk::Device& device, int64_t B, int64_t HW, int64_t C, int6
   // shader's per-(group, lane) pass covers two rows of W invocations).
   const int64_t row_lanes = std::min<int64_t>({std::max<int64_t>(1, W / CV), max_lanes, 2 * W / G});
   if (row_lanes < 1) return false;
-  const int64_t partial_cap = row_lanes * C; // vec2 entries
+  const int64_t partial_cap = row_lanes * C;                        // vec2 entries
   if (static_cast<uint64_t>(C) * 8 + W * 12 > shared) return false; // apply: (a, d) table + merge lanes
   const int64_t row_bytes = C * static_cast<int64_t>(dtype_size(dtype));
   // Rows per tile: enough for every row lane of the partial stage to see a few rows.
@@ -139,8 +138,7 @@ void group_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Ten
     throw invalid_argument(std::string(op) + ": batch or group count over 65535 in " + x.describe());
 
   const vk::Binding ws = vk::out(y.buf()); // the split path's statistics live in y's tiles
-  std::vector<vk::Binding> bindings = {vk::in(x.buf()), vk::in(gamma.buf()), vk::in(beta.buf()), vk::out(y.buf()),
-                                       ws};
+  std::vector<vk::Binding> bindings = {vk::in(x.buf()), vk::in(gamma.buf()), vk::in(beta.buf()), vk::out(y.buf()), ws};
   const uint32_t push_bytes = sizeof p;
   if (!split) {
     auto& pipe = kernels.pipeline(variant("group_norm_direct", x.dtype), 5, push_bytes, {kDirectThreads});
@@ -151,8 +149,8 @@ void group_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Ten
   p.ntiles = plan.ntiles;
   p.row_lanes = plan.row_lanes;
   const std::string v = plan.vec == 4 ? "_vec4" : "";
-  auto& partial = kernels.pipeline(variant("group_norm_partial" + v, x.dtype), 5, push_bytes,
-                                   {plan.threads, plan.partial_cap});
+  auto& partial =
+      kernels.pipeline(variant("group_norm_partial" + v, x.dtype), 5, push_bytes, {plan.threads, plan.partial_cap});
   rec.dispatch(partial, bindings, &p, push_bytes, plan.ntiles, static_cast<uint32_t>(B));
   auto& apply = kernels.pipeline(variant("group_norm_apply" + v, x.dtype), 5, push_bytes,
                                  {plan.threads, static_cast<uint32_t>(C / plan.vec)});

@@ -11,12 +11,13 @@ namespace z123::nets {
 
 using namespace z123::kernels;
 
-Tensor conv(NetContext& c, const std::string& prefix, const Tensor& x, int64_t cout, int stride, int pad_tl,
-            int pad_br, int upsample, const Tensor* residual) {
+Tensor conv(NetContext& c, const std::string& prefix, const Tensor& x, int64_t cout, int stride, int pad_tl, int pad_br,
+            int upsample, const Tensor* residual) {
   const Tensor& w = c.w.at(prefix + ".weight");
   Conv2dParams p{stride, pad_tl, pad_tl, pad_br, pad_br, upsample};
   std::vector<int64_t> shape = conv2d_output_shape(x, w, p);
-  if (shape.back() != cout) throw internal_error(prefix + ": conv produces " + std::to_string(shape.back()) + " channels");
+  if (shape.back() != cout)
+    throw internal_error(prefix + ": conv produces " + std::to_string(shape.back()) + " channels");
   Tensor y = c.ws.acquire(x.dtype, shape, prefix);
   conv2d(c.k, c.rec, x, w, c.w.find(prefix + ".bias"), y, p, Epilogue::None, residual);
   return y;

@@ -11,13 +11,14 @@ ClipTextEncoder::ClipTextEncoder(Kernels& kernels, const ModelFolder& folder, DT
     : k_(kernels), config_(folder.configs().text_encoder),
       weights_(kernels.device(), folder, ModelModule::TextEncoder, storage) {
   if (config_.hidden_act != ClipActivation::Gelu)
-    throw unsupported("text_encoder/config.json: hidden_act \"" + std::string(clip_activation_name(config_.hidden_act)) +
+    throw unsupported("text_encoder/config.json: hidden_act \"" +
+                      std::string(clip_activation_name(config_.hidden_act)) +
                       "\" is not implemented; Zero123++ uses \"gelu\"");
 }
 
 std::vector<int32_t> ClipTextEncoder::empty_prompt_ids() const {
   std::vector<int32_t> ids(static_cast<size_t>(config_.max_position_embeddings), 0);
-  ids[0] = 49406; // <|startoftext|>
+  ids[0] = 49406;                     // <|startoftext|>
   if (ids.size() > 1) ids[1] = 49407; // <|endoftext|>; padding is id 0 ("!"), spec §5.1
   return ids;
 }

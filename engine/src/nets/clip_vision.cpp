@@ -49,9 +49,9 @@ void ClipVisionEncoder::record(vk::Recording& rec, Workspace& ws, const Tensor& 
   layer_norm(k_, rec, with_pos, weights_.at("vision_model.pre_layrnorm.weight"),
              weights_.at("vision_model.pre_layrnorm.bias"), h, eps);
   ws.release(with_pos);
-  record_clip_encoder(k_, rec, ws, weights_, "vision_model.encoder",
-                      {config_.num_hidden_layers, C, config_.num_attention_heads, config_.intermediate_size, eps, false},
-                      h);
+  record_clip_encoder(
+      k_, rec, ws, weights_, "vision_model.encoder",
+      {config_.num_hidden_layers, C, config_.num_attention_heads, config_.intermediate_size, eps, false}, h);
   // post_layernorm on the class token (row 0 of the single batch), then the projection.
   Tensor cls = h;
   cls.shape = {1, C};

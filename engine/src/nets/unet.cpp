@@ -110,8 +110,8 @@ struct UNet::Pass {
     c.ws.release(k2t);
     c.ws.release(v2t);
     Tensor h2 = c.ws.acquire(dt, {B, N, C}, p + "h2");
-    linear(c.k, c.rec, a2, c.w.at(p + "attn2.to_out.0.weight"), &c.w.at(p + "attn2.to_out.0.bias"), h2,
-           Epilogue::None, &h1);
+    linear(c.k, c.rec, a2, c.w.at(p + "attn2.to_out.0.weight"), &c.w.at(p + "attn2.to_out.0.bias"), h2, Epilogue::None,
+           &h1);
     c.ws.release(a2);
     c.ws.release(h1);
     // Feed-forward: GEGLU (first half value, second half gate), then back to C.
@@ -199,7 +199,8 @@ void UNet::record(vk::Recording& rec, Workspace& ws, const Tensor& sample, const
     // Count the attn1 layers, so the write pass knows where its useful work ends.
     for (size_t i = 0; i < levels; ++i) {
       if (config_.down_block_types[i] == "CrossAttnDownBlock2D") P.attn1_left += config_.layers_per_block[i];
-      if (config_.up_block_types[i] == "CrossAttnUpBlock2D") P.attn1_left += config_.layers_per_block[levels - 1 - i] + 1;
+      if (config_.up_block_types[i] == "CrossAttnUpBlock2D")
+        P.attn1_left += config_.layers_per_block[levels - 1 - i] + 1;
     }
     if (config_.mid_block_type == "UNetMidBlock2DCrossAttn") P.attn1_left += 1;
   }

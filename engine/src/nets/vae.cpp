@@ -93,8 +93,7 @@ void Vae::record_decode(vk::Recording& rec, Workspace& ws, const Tensor& latent,
   group_norm(k_, rec, x, weights_.at("decoder.conv_norm_out.weight"), weights_.at("decoder.conv_norm_out.bias"), n, g,
              kEps, true);
   ws.release(x);
-  conv2d(k_, rec, n, weights_.at("decoder.conv_out.weight"), &weights_.at("decoder.conv_out.bias"), image,
-         conv_pad(1));
+  conv2d(k_, rec, n, weights_.at("decoder.conv_out.weight"), &weights_.at("decoder.conv_out.bias"), image, conv_pad(1));
   ws.release(n);
 }
 

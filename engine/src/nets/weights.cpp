@@ -18,7 +18,8 @@ std::string problems(const TensorCheckReport& r, const std::string& file) {
   for (const auto& u : r.unexpected)
     if (shown++ < 20) s += "\n  unexpected tensor " + u;
   for (const auto& m : r.mis_shaped)
-    if (shown++ < 20) s += "\n  tensor " + m.name + ": expected shape " + format_shape(m.expected) + ", found " + format_shape(m.found);
+    if (shown++ < 20)
+      s += "\n  tensor " + m.name + ": expected shape " + format_shape(m.expected) + ", found " + format_shape(m.found);
   size_t total = r.missing.size() + r.unexpected.size() + r.mis_shaped.size();
   if (total > 20) s += "\n  ... and " + std::to_string(total - 20) + " more";
   return s;

@@ -32,11 +32,11 @@ struct StepProgram {
   int halves = 0;
   std::unique_ptr<Workspace> ws;
   std::unique_ptr<nets::ReferenceCache> cache;
-  vk::Buffer params;                 // kernels::StepParams, host-visible
-  Tensor t_freq;                     // [halves, 320] host-visible
-  Tensor ref_noise, anc_noise;       // fp32 host-visible
-  Tensor cond_lat, x;                // fp32 device
-  Tensor ctx, ref_in, main_in, v;    // storage dtype
+  vk::Buffer params;              // kernels::StepParams, host-visible
+  Tensor t_freq;                  // [halves, 320] host-visible
+  Tensor ref_noise, anc_noise;    // fp32 host-visible
+  Tensor cond_lat, x;             // fp32 device
+  Tensor ctx, ref_in, main_in, v; // storage dtype
   std::unique_ptr<vk::Recording> rec;
 };
 
@@ -190,8 +190,8 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
     throw invalid_argument("output size " + std::to_string(o.width) + "x" + std::to_string(o.height) +
                            " must be a multiple of " + std::to_string(multiple) + " between " +
                            std::to_string(multiple) + " and 4096");
-  pipeline::SamplingPlan plan = pipeline::make_sampling_plan(cfg.scheduler, o.steps, o.sampler, o.spacing,
-                                                             m.dtype == DType::F16);
+  pipeline::SamplingPlan plan =
+      pipeline::make_sampling_plan(cfg.scheduler, o.steps, o.sampler, o.spacing, m.dtype == DType::F16);
   const int64_t S = cfg.feature_extractor_vae.crop_height, Sc = cfg.feature_extractor_clip.crop_height;
   const int64_t h = o.height / f, w = o.width / f, hr = S / f, wr = S / f, c = cfg.unet.in_channels;
   const int halves = o.guidance_scale > 1.0f ? 2 : 1;
@@ -208,8 +208,8 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
   }
   auto injected_image = [&](const std::vector<float>& v, int64_t side, const char* what) {
     if (v.size() != static_cast<size_t>(3 * side * side))
-      throw invalid_argument(std::string("injected ") + what + " has " + std::to_string(v.size()) + " values, expected [1,3," +
-                             std::to_string(side) + "," + std::to_string(side) + "]");
+      throw invalid_argument(std::string("injected ") + what + " has " + std::to_string(v.size()) +
+                             " values, expected [1,3," + std::to_string(side) + "," + std::to_string(side) + "]");
     return pipeline::nchw_to_nhwc(v, 1, 3, side, side);
   };
   if (inj && !inj->vae_input.empty()) vae_in = injected_image(inj->vae_input, S, "VAE input");
@@ -237,14 +237,17 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
   auto noise = [&](uint64_t stream, const std::vector<float>* injected, int64_t b, int64_t hh, int64_t ww) {
     std::vector<float> v(static_cast<size_t>(b * c * hh * ww));
     if (injected && !injected->empty()) {
-      if (injected->size() != v.size()) throw invalid_argument("injected noise stream " + std::to_string(stream) + " has " + std::to_string(injected->size()) + " values, expected " + std::to_string(v.size()));
+      if (injected->size() != v.size())
+        throw invalid_argument("injected noise stream " + std::to_string(stream) + " has " +
+                               std::to_string(injected->size()) + " values, expected " + std::to_string(v.size()));
       v = *injected;
     } else {
       sampling::normal_fill(o.seed, stream, v);
     }
     return pipeline::nchw_to_nhwc(v, b, c, hh, ww); // streams are defined in NCHW order (docs/rng.md)
   };
-  std::vector<float> cond = pipeline::posterior_sample(moments, noise(0, inj ? &inj->posterior_cond : nullptr, 1, hr, wr), c);
+  std::vector<float> cond =
+      pipeline::posterior_sample(moments, noise(0, inj ? &inj->posterior_cond : nullptr, 1, hr, wr), c);
   std::vector<float> cond_lat;
   if (halves == 2) {
     cond_lat = pipeline::posterior_sample(m.zero_moments, noise(1, inj ? &inj->posterior_zero : nullptr, 1, hr, wr), c);
@@ -272,18 +275,28 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
   upload(*m.device, sp.x, x);
   const int n = static_cast<int>(plan.steps.size());
   for (int i = 0; i < n; ++i) {
-    if (o.cancel && o.cancel->load()) throw Error(ErrorKind::Cancelled, "generation cancelled before step " + std::to_string(i + 1) + " of " + std::to_string(n));
+    if (o.cancel && o.cancel->load())
+      throw Error(ErrorKind::Cancelled,
+                  "generation cancelled before step " + std::to_string(i + 1) + " of " + std::to_string(n));
     auto ts = Clock::now();
     const pipeline::PlannedStep& st = plan.steps[static_cast<size_t>(i)];
-    kernels::StepParams params{st.sigma_ref, st.c_in, st.a, st.b, st.sigma_up, o.guidance_scale,
-                               static_cast<uint32_t>(halves), static_cast<uint32_t>(h * w * c),
+    kernels::StepParams params{st.sigma_ref,
+                               st.c_in,
+                               st.a,
+                               st.b,
+                               st.sigma_up,
+                               o.guidance_scale,
+                               static_cast<uint32_t>(halves),
+                               static_cast<uint32_t>(h * w * c),
                                static_cast<uint32_t>(halves * hr * wr * c)};
     std::memcpy(sp.params.mapped(), &params, sizeof params);
     std::vector<float> tf = m.unet->timestep_frequencies(st.t), all;
     for (int b = 0; b < halves; ++b) all.insert(all.end(), tf.begin(), tf.end());
     m.write_host(sp.t_freq, all);
-    const std::vector<float>* rn = inj && i < static_cast<int>(inj->reference.size()) ? &inj->reference[size_t(i)] : nullptr;
-    const std::vector<float>* an = inj && i < static_cast<int>(inj->ancestral.size()) ? &inj->ancestral[size_t(i)] : nullptr;
+    const std::vector<float>* rn =
+        inj && i < static_cast<int>(inj->reference.size()) ? &inj->reference[size_t(i)] : nullptr;
+    const std::vector<float>* an =
+        inj && i < static_cast<int>(inj->ancestral.size()) ? &inj->ancestral[size_t(i)] : nullptr;
     m.write_host(sp.ref_noise, noise(3 + 2 * uint64_t(i), rn, halves, hr, wr));
     m.write_host(sp.anc_noise, noise(4 + 2 * uint64_t(i), an, 1, h, w));
     m.device->run(*sp.rec);

@@ -18,9 +18,9 @@ std::vector<float> posterior_sample(const std::vector<float>& moments, const std
 
 // pos[j] = E[j] + ramp[j]·img (fp16 arithmetic when fp16, like the reference, spec §7);
 // returns [halves, N, D]: halves == 2 → [E; pos], halves == 1 → [pos].
-std::vector<float> conditioning_context(const std::vector<float>& text_embedding, const std::vector<float>& image_embeds,
-                                        const std::vector<double>& ramp, int64_t tokens, int64_t dim, int halves,
-                                        bool fp16);
+std::vector<float> conditioning_context(const std::vector<float>& text_embedding,
+                                        const std::vector<float>& image_embeds, const std::vector<double>& ramp,
+                                        int64_t tokens, int64_t dim, int halves, bool fp16);
 
 // z = (x / 0.75 + 0.22) / scaling_factor: sampler space → VAE latent space (spec §8.4).
 std::vector<float> unscale_latents(const std::vector<float>& x, double scaling_factor);

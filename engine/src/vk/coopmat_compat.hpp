@@ -33,8 +33,8 @@ typedef struct VkPhysicalDeviceCooperativeMatrixFeaturesKHR {
   VkBool32 cooperativeMatrix;
   VkBool32 cooperativeMatrixRobustBufferAccess;
 } VkPhysicalDeviceCooperativeMatrixFeaturesKHR;
-typedef VkResult(VKAPI_PTR* PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)(
-    VkPhysicalDevice, uint32_t*, VkCooperativeMatrixPropertiesKHR*);
+typedef VkResult(VKAPI_PTR* PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)(VkPhysicalDevice, uint32_t*,
+                                                                                   VkCooperativeMatrixPropertiesKHR*);
 #endif
 
 #ifndef VK_NV_cooperative_matrix2

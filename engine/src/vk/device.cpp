@@ -29,8 +29,10 @@ Device::Device(Instance& instance, const DeviceInfo& info, const DeviceOptions& 
   VkPhysicalDeviceMaintenance4Features m4{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES};
   VkPhysicalDeviceSubgroupSizeControlFeatures ssc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
   VkPhysicalDeviceCooperativeMatrixFeaturesNV nvcm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
-  VkPhysicalDeviceCooperativeMatrixFeaturesKHR khrcm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR, nullptr, 0, 0};
-  VkPhysicalDeviceCooperativeMatrix2FeaturesNV nvcm2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV, nullptr, 0, 0, 0, 0, 0, 0, 0};
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR khrcm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR,
+                                                     nullptr, 0, 0};
+  VkPhysicalDeviceCooperativeMatrix2FeaturesNV nvcm2{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV, nullptr, 0, 0, 0, 0, 0, 0, 0};
 
   // Query what the device has for the optional 1.2 features we want.
   VkPhysicalDeviceVulkan12Features have12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
@@ -128,8 +130,8 @@ Device::Device(Instance& instance, const DeviceInfo& info, const DeviceOptions& 
     VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
     si.pNext = &ti;
     check(vkCreateSemaphore(device_, &si, nullptr, &timeline_), "vkCreateSemaphore (timeline)");
-    allocator_ = std::make_unique<Allocator>(device_, info.handle, info_, options.memory_block_bytes,
-                                             options.map_device_local);
+    allocator_ =
+        std::make_unique<Allocator>(device_, info.handle, info_, options.memory_block_bytes, options.map_device_local);
     pipelines_ = std::make_unique<PipelineCache>(device_, info_, options.persist_pipeline_cache);
   } catch (...) {
     pipelines_.reset();

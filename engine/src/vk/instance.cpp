@@ -22,8 +22,7 @@ bool env_flag(const char* name) {
 
 VKAPI_ATTR VkBool32 VKAPI_CALL debug_callback(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                               VkDebugUtilsMessageTypeFlagsEXT,
-                                              const VkDebugUtilsMessengerCallbackDataEXT* data,
-                                              void* user) {
+                                              const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
   auto* instance = static_cast<Instance*>(user);
   bool is_error = severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
   // Debian 12's validation layer (1.3.239) predates VK_KHR_cooperative_matrix and
@@ -50,9 +49,8 @@ bool has_instance_extension(const char* name) {
   vkEnumerateInstanceExtensionProperties(nullptr, &n, nullptr);
   std::vector<VkExtensionProperties> exts(n);
   vkEnumerateInstanceExtensionProperties(nullptr, &n, exts.data());
-  return std::any_of(exts.begin(), exts.end(), [&](const VkExtensionProperties& e) {
-    return std::strcmp(e.extensionName, name) == 0;
-  });
+  return std::any_of(exts.begin(), exts.end(),
+                     [&](const VkExtensionProperties& e) { return std::strcmp(e.extensionName, name) == 0; });
 }
 
 std::string lower(std::string s) {
@@ -83,9 +81,8 @@ const char* DeviceInfo::type_name() const {
 }
 
 std::string DeviceInfo::api_version_string() const {
-  return std::to_string(VK_API_VERSION_MAJOR(api_version)) + "." +
-         std::to_string(VK_API_VERSION_MINOR(api_version)) + "." +
-         std::to_string(VK_API_VERSION_PATCH(api_version));
+  return std::to_string(VK_API_VERSION_MAJOR(api_version)) + "." + std::to_string(VK_API_VERSION_MINOR(api_version)) +
+         "." + std::to_string(VK_API_VERSION_PATCH(api_version));
 }
 
 Instance::Instance(const InstanceOptions& options) : print_validation_(options.print_validation) {
@@ -93,10 +90,9 @@ Instance::Instance(const InstanceOptions& options) : print_validation_(options.p
   uint32_t loader_version = VK_API_VERSION_1_0;
   if (vkEnumerateInstanceVersion(&loader_version) != VK_SUCCESS) loader_version = VK_API_VERSION_1_0;
   if (loader_version < VK_API_VERSION_1_2)
-    throw Error(ErrorKind::NoDevice, "the Vulkan loader supports only API " +
-                                         std::to_string(VK_API_VERSION_MAJOR(loader_version)) + "." +
-                                         std::to_string(VK_API_VERSION_MINOR(loader_version)) +
-                                         "; Vulkan 1.2 or newer is required");
+    throw Error(ErrorKind::NoDevice,
+                "the Vulkan loader supports only API " + std::to_string(VK_API_VERSION_MAJOR(loader_version)) + "." +
+                    std::to_string(VK_API_VERSION_MINOR(loader_version)) + "; Vulkan 1.2 or newer is required");
 
   std::vector<const char*> layers;
   std::vector<const char*> extensions;
@@ -119,8 +115,8 @@ Instance::Instance(const InstanceOptions& options) : print_validation_(options.p
   app.apiVersion = std::min<uint32_t>(loader_version, VK_API_VERSION_1_3);
 
   VkDebugUtilsMessengerCreateInfoEXT messenger_info{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
-  messenger_info.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-                                   VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+  messenger_info.messageSeverity =
+      VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
   messenger_info.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
                                VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
                                VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
@@ -203,9 +199,8 @@ void Instance::enumerate_devices() {
     std::vector<VkExtensionProperties> exts(n_ext);
     vkEnumerateDeviceExtensionProperties(pd, nullptr, &n_ext, exts.data());
     auto has_ext = [&](const char* name) {
-      return std::any_of(exts.begin(), exts.end(), [&](const VkExtensionProperties& e) {
-        return std::strcmp(e.extensionName, name) == 0;
-      });
+      return std::any_of(exts.begin(), exts.end(),
+                         [&](const VkExtensionProperties& e) { return std::strcmp(e.extensionName, name) == 0; });
     };
 
     VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
@@ -238,17 +233,34 @@ void Instance::enumerate_devices() {
     VkPhysicalDeviceMaintenance4Features m4{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES};
     VkPhysicalDeviceSubgroupSizeControlFeatures ssc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
     VkPhysicalDeviceCooperativeMatrixFeaturesNV nvcm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
-    VkPhysicalDeviceCooperativeMatrixFeaturesKHR khrcm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR, nullptr, 0, 0};
-    VkPhysicalDeviceCooperativeMatrix2FeaturesNV nvcm2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV, nullptr, 0, 0, 0, 0, 0, 0, 0};
+    VkPhysicalDeviceCooperativeMatrixFeaturesKHR khrcm{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR, nullptr, 0, 0};
+    VkPhysicalDeviceCooperativeMatrix2FeaturesNV nvcm2{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV, nullptr, 0, 0, 0, 0, 0, 0, 0};
     f11.pNext = &f12;
     void** tail = &f12.pNext;
     bool m4_ext = has_ext(VK_KHR_MAINTENANCE_4_EXTENSION_NAME) || base.apiVersion >= VK_API_VERSION_1_3;
     bool ssc_ext = has_ext(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME) || base.apiVersion >= VK_API_VERSION_1_3;
-    if (m4_ext) { *tail = &m4; tail = &m4.pNext; }
-    if (ssc_ext) { *tail = &ssc; tail = &ssc.pNext; }
-    if (has_ext(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME)) { *tail = &nvcm; tail = &nvcm.pNext; }
-    if (has_ext(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME)) { *tail = &khrcm; tail = &khrcm.pNext; }
-    if (has_ext(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME)) { *tail = &nvcm2; tail = &nvcm2.pNext; }
+    if (m4_ext) {
+      *tail = &m4;
+      tail = &m4.pNext;
+    }
+    if (ssc_ext) {
+      *tail = &ssc;
+      tail = &ssc.pNext;
+    }
+    if (has_ext(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME)) {
+      *tail = &nvcm;
+      tail = &nvcm.pNext;
+    }
+    if (has_ext(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME)) {
+      *tail = &khrcm;
+      tail = &khrcm.pNext;
+    }
+    if (has_ext(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME)) {
+      *tail = &nvcm2;
+      tail = &nvcm2.pNext;
+    }
     VkPhysicalDeviceFeatures2 feats{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     feats.pNext = &f11;
     vkGetPhysicalDeviceFeatures2(pd, &feats);
@@ -311,9 +323,8 @@ void Instance::enumerate_devices() {
 
 const DeviceInfo& choose_device(const std::vector<DeviceInfo>& devs, const std::string& selector) {
   if (devs.empty())
-    throw Error(ErrorKind::NoDevice,
-                "no Vulkan 1.2 device with a compute queue was found (on Debian, "
-                "mesa-vulkan-drivers provides the CPU device 'llvmpipe')");
+    throw Error(ErrorKind::NoDevice, "no Vulkan 1.2 device with a compute queue was found (on Debian, "
+                                     "mesa-vulkan-drivers provides the CPU device 'llvmpipe')");
   auto list = [&]() {
     std::string s;
     for (const auto& d : devs) s += "\n  " + std::to_string(d.index) + ": " + d.name + " (" + d.type_name() + ")";
@@ -329,8 +340,7 @@ const DeviceInfo& choose_device(const std::vector<DeviceInfo>& devs, const std::
   }
   if (std::all_of(selector.begin(), selector.end(), [](unsigned char c) { return std::isdigit(c); })) {
     unsigned long idx = std::stoul(selector);
-    if (idx >= devs.size())
-      throw invalid_argument("device index " + selector + " is out of range; devices:" + list());
+    if (idx >= devs.size()) throw invalid_argument("device index " + selector + " is out of range; devices:" + list());
     return devs[idx];
   }
   std::string want = lower(selector);
@@ -345,18 +355,17 @@ std::string describe_device(const DeviceInfo& d) {
   o << d.index << ": " << d.name << " (" << d.type_name() << ")\n"
     << "   Vulkan " << d.api_version_string() << ", driver " << d.driver_name << " " << d.driver_info
     << "\n   device-local memory " << mib(d.device_local_bytes) << ", max storage buffer range "
-    << mib(d.max_storage_buffer_range) << ", max allocation " << mib(d.max_memory_allocation_size)
-    << "\n   subgroup " << d.subgroup_size << ", shared memory " << (d.max_shared_memory >> 10)
-    << " KiB, timestamps " << (d.timestamps ? "yes" : "no") << "\n   fp16 arithmetic "
-    << (d.shader_float16 ? "yes" : "no") << ", 16-bit storage " << (d.storage_buffer_16bit ? "yes" : "no")
-    << ", maintenance4 " << (d.maintenance4 ? "yes" : "no") << "\n   cooperative matrix: NV "
-    << (d.nv_coopmat ? "yes" : "no") << ", KHR " << (d.khr_coopmat ? "yes" : "no") << ", NV2 "
-    << (d.nv_coopmat2 ? "yes" : "no");
+    << mib(d.max_storage_buffer_range) << ", max allocation " << mib(d.max_memory_allocation_size) << "\n   subgroup "
+    << d.subgroup_size << ", shared memory " << (d.max_shared_memory >> 10) << " KiB, timestamps "
+    << (d.timestamps ? "yes" : "no") << "\n   fp16 arithmetic " << (d.shader_float16 ? "yes" : "no")
+    << ", 16-bit storage " << (d.storage_buffer_16bit ? "yes" : "no") << ", maintenance4 "
+    << (d.maintenance4 ? "yes" : "no") << "\n   cooperative matrix: NV " << (d.nv_coopmat ? "yes" : "no") << ", KHR "
+    << (d.khr_coopmat ? "yes" : "no") << ", NV2 " << (d.nv_coopmat2 ? "yes" : "no");
   if (!d.coopmat_shapes.empty()) {
     o << "\n   KHR coopmat shapes (MxNxK A/B/C/R; 0=f16 1=f32):";
     for (const auto& s : d.coopmat_shapes)
-      o << " " << s.m << "x" << s.n << "x" << s.k << "(" << s.a_type << "/" << s.b_type << "/"
-        << s.c_type << "/" << s.result_type << (s.subgroup_scope ? "" : ",wg") << ")";
+      o << " " << s.m << "x" << s.n << "x" << s.k << "(" << s.a_type << "/" << s.b_type << "/" << s.c_type << "/"
+        << s.result_type << (s.subgroup_scope ? "" : ",wg") << ")";
   }
   o << "\n";
   return o.str();

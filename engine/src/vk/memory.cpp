@@ -63,8 +63,7 @@ void Buffer::reset() {
 // ---------------------------------------------------------------------------------------------
 Allocator::Allocator(VkDevice device, VkPhysicalDevice physical, const DeviceInfo& info, uint64_t block_bytes,
                      bool map_device_local)
-    : device_(device),
-      map_device_local_(map_device_local),
+    : device_(device), map_device_local_(map_device_local),
       uma_(info.type == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU || info.type == VK_PHYSICAL_DEVICE_TYPE_CPU),
       max_allocation_(info.max_memory_allocation_size ? info.max_memory_allocation_size : (1ull << 30)),
       max_storage_range_(info.max_storage_buffer_range) {
@@ -96,8 +95,10 @@ uint32_t Allocator::pick_memory_type(uint32_t type_bits, MemoryUsage usage) cons
       // Shared-memory devices (iGPU, CPU): host-visible device memory lets uploads skip staging.
       // Discrete GPUs: prefer plain VRAM; their host-visible VRAM is the BAR window (possibly
       // small, and not what the driver optimizes for), and uploads go through staging anyway.
-      if (local) score = 10 + (visible && coherent ? (uma_ ? 1 : -1) : 0);
-      else score = 1; // fallback: any memory works, just slower
+      if (local)
+        score = 10 + (visible && coherent ? (uma_ ? 1 : -1) : 0);
+      else
+        score = 1; // fallback: any memory works, just slower
       break;
     case MemoryUsage::Upload:
       if (visible && coherent) score = 10 + (local ? 0 : 1);
@@ -112,23 +113,21 @@ uint32_t Allocator::pick_memory_type(uint32_t type_bits, MemoryUsage usage) cons
     }
   }
   if (best < 0)
-    throw Error(ErrorKind::Unsupported,
-                std::string("no Vulkan memory type suits ") + usage_name(usage) + " buffers");
+    throw Error(ErrorKind::Unsupported, std::string("no Vulkan memory type suits ") + usage_name(usage) + " buffers");
   return static_cast<uint32_t>(best);
 }
 
 Allocator::Block* Allocator::new_block(uint64_t size, uint32_t type_index, bool dedicated, bool map,
-                                      const std::string& why) {
+                                       const std::string& why) {
   VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   ai.allocationSize = size;
   ai.memoryTypeIndex = type_index;
   VkDeviceMemory mem = VK_NULL_HANDLE;
   VkResult r = vkAllocateMemory(device_, &ai, nullptr, &mem);
   if (r != VK_SUCCESS)
-    throw Error(ErrorKind::OutOfMemory,
-                "allocating " + mib(size) + " of device memory for " + why + " failed (" + result_name(r) +
-                    "); already held: " + mib(stats_.allocated_bytes) + " in " + std::to_string(stats_.blocks) +
-                    " blocks");
+    throw Error(ErrorKind::OutOfMemory, "allocating " + mib(size) + " of device memory for " + why + " failed (" +
+                                            result_name(r) + "); already held: " + mib(stats_.allocated_bytes) +
+                                            " in " + std::to_string(stats_.blocks) + " blocks");
   auto b = std::make_unique<Block>();
   b->memory = mem;
   b->size = size;
@@ -162,14 +161,13 @@ Buffer Allocator::create_buffer(VkDeviceSize bytes, MemoryUsage usage, const std
   if (bytes == 0) throw invalid_argument("buffer '" + name + "': size 0 requested");
   bool storage = usage == MemoryUsage::DeviceLocal;
   if (storage && bytes > max_storage_range_)
-    throw Error(ErrorKind::Unsupported,
-                "buffer '" + name + "' needs " + std::to_string(bytes) + " bytes, over this device's " +
-                    "maxStorageBufferRange of " + std::to_string(max_storage_range_) +
-                    " bytes; split the tensor or use a device with a larger limit");
+    throw Error(ErrorKind::Unsupported, "buffer '" + name + "' needs " + std::to_string(bytes) +
+                                            " bytes, over this device's " + "maxStorageBufferRange of " +
+                                            std::to_string(max_storage_range_) +
+                                            " bytes; split the tensor or use a device with a larger limit");
   if (bytes > max_allocation_)
     throw Error(ErrorKind::OutOfMemory, "buffer '" + name + "' needs " + std::to_string(bytes) +
-                                            " bytes, over maxMemoryAllocationSize " +
-                                            std::to_string(max_allocation_));
+                                            " bytes, over maxMemoryAllocationSize " + std::to_string(max_allocation_));
 
   VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bi.size = bytes;

@@ -30,8 +30,8 @@ fs::path cache_dir() {
 }
 
 std::string pipeline_key(const KernelDesc& d) {
-  std::string k = d.shader + "|" + std::to_string(d.num_buffers) + "|" + std::to_string(d.push_constant_bytes) +
-                  "|" + std::to_string(d.required_subgroup_size);
+  std::string k = d.shader + "|" + std::to_string(d.num_buffers) + "|" + std::to_string(d.push_constant_bytes) + "|" +
+                  std::to_string(d.required_subgroup_size);
   for (uint32_t c : d.spec_constants) k += "|" + std::to_string(c);
   return k;
 }
@@ -47,10 +47,10 @@ PipelineCache::PipelineCache(VkDevice device, const DeviceInfo& info, bool persi
     if (!dir.empty()) {
       uint64_t uuid = 0;
       for (uint32_t i = 0; i < VK_UUID_SIZE; ++i) uuid = uuid * 131 + info.pipeline_cache_uuid[i];
-      path_ = (dir / ("pipelines-" + hex(info.vendor_id, 4) + "-" + hex(info.device_id, 4) + "-" +
-                      hex(info.driver_version, 8) + "-" + hex(uuid, 16) + "-" +
-                      hex(embedded_shaders_hash(), 16) + ".bin"))
-                  .string();
+      path_ =
+          (dir / ("pipelines-" + hex(info.vendor_id, 4) + "-" + hex(info.device_id, 4) + "-" +
+                  hex(info.driver_version, 8) + "-" + hex(uuid, 16) + "-" + hex(embedded_shaders_hash(), 16) + ".bin"))
+              .string();
       std::ifstream in(path_, std::ios::binary);
       if (in) initial.assign(std::istreambuf_iterator<char>(in), {});
     }

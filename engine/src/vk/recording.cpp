@@ -104,8 +104,8 @@ void Recording::dispatch(const Pipeline& pipeline, const std::vector<Binding>& b
   const auto& lim = device_.info().max_workgroup_count;
   if (gx == 0 || gy == 0 || gz == 0) return; // empty problem: nothing to do
   if (gx > lim[0] || gy > lim[1] || gz > lim[2])
-    throw internal_error("kernel '" + pipeline.name + "' grid " + std::to_string(gx) + "x" + std::to_string(gy) +
-                         "x" + std::to_string(gz) + " exceeds the device's workgroup-count limits");
+    throw internal_error("kernel '" + pipeline.name + "' grid " + std::to_string(gx) + "x" + std::to_string(gy) + "x" +
+                         std::to_string(gz) + " exceeds the device's workgroup-count limits");
 
   bool hazard = false;
   for (const Binding& b : bindings) {
@@ -138,8 +138,8 @@ void Recording::dispatch(const Pipeline& pipeline, const std::vector<Binding>& b
 void Recording::copy(const Buffer& src, const Buffer& dst, VkDeviceSize bytes, VkDeviceSize src_offset,
                      VkDeviceSize dst_offset) {
   if (src_offset + bytes > src.size() || dst_offset + bytes > dst.size())
-    throw invalid_argument("copy of " + std::to_string(bytes) + " bytes from '" + src.name() + "' to '" +
-                           dst.name() + "' is out of range");
+    throw invalid_argument("copy of " + std::to_string(bytes) + " bytes from '" + src.name() + "' to '" + dst.name() +
+                           "' is out of range");
   if (written_since_barrier_.count(src.handle()) || written_since_barrier_.count(dst.handle()) ||
       read_since_barrier_.count(dst.handle()))
     barrier();

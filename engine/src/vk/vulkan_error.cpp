@@ -4,7 +4,8 @@ namespace z123::vk {
 
 const char* result_name(VkResult result) {
   switch (result) {
-#define Z123_CASE(x) case x: return #x;
+#define Z123_CASE(x)                                                                                                   \
+  case x: return #x;
     Z123_CASE(VK_SUCCESS)
     Z123_CASE(VK_NOT_READY)
     Z123_CASE(VK_TIMEOUT)
@@ -35,14 +36,13 @@ const char* result_name(VkResult result) {
 }
 
 static ErrorKind kind_for(VkResult result) {
-  if (result == VK_ERROR_OUT_OF_HOST_MEMORY || result == VK_ERROR_OUT_OF_DEVICE_MEMORY)
-    return ErrorKind::OutOfMemory;
+  if (result == VK_ERROR_OUT_OF_HOST_MEMORY || result == VK_ERROR_OUT_OF_DEVICE_MEMORY) return ErrorKind::OutOfMemory;
   return ErrorKind::Vulkan;
 }
 
 VulkanError::VulkanError(VkResult result, const std::string& what_was_done)
-    : Error(kind_for(result), what_was_done + " failed: " + result_name(result) + " (" +
-                                  std::to_string(static_cast<int>(result)) + ")"),
+    : Error(kind_for(result),
+            what_was_done + " failed: " + result_name(result) + " (" + std::to_string(static_cast<int>(result)) + ")"),
       result_(result) {}
 
 void check(VkResult result, const char* what_was_done) {

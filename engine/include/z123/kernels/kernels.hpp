@@ -27,7 +27,7 @@ public:
   vk::Device& device() const { return device_; }
   Path matmul_path() const { return matmul_path_; }
   Path attention_path() const { return attention_path_; }
-  void set_matmul_path(Path p) { matmul_path_ = p; }       // tests pin paths
+  void set_matmul_path(Path p) { matmul_path_ = p; } // tests pin paths
   void set_attention_path(Path p) { attention_path_ = p; }
   bool path_available(Path p) const;
 

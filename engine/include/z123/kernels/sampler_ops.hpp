@@ -11,7 +11,7 @@ namespace z123::kernels {
 struct StepParams {
   float sigma_ref, c_in, a, b, sigma_up, guidance;
   uint32_t halves, count; // count: elements of one half of the main latent
-  uint32_t ref_count;      // elements of the reference input, all halves
+  uint32_t ref_count;     // elements of the reference input, all halves
 };
 
 // ref_in[h] = (cond_lat[h] + sigma_ref * noise[h]) * c_in for both halves (fp32 in, storage out).

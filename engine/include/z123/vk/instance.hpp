@@ -56,9 +56,9 @@ struct DeviceInfo {
   bool storage_buffer_16bit = false;
   bool maintenance4 = false;
   bool subgroup_size_control = false;
-  bool nv_coopmat = false;   // VK_NV_cooperative_matrix
-  bool khr_coopmat = false;  // VK_KHR_cooperative_matrix
-  bool nv_coopmat2 = false;  // VK_NV_cooperative_matrix2
+  bool nv_coopmat = false;  // VK_NV_cooperative_matrix
+  bool khr_coopmat = false; // VK_KHR_cooperative_matrix
+  bool nv_coopmat2 = false; // VK_NV_cooperative_matrix2
   std::vector<CoopMatShape> coopmat_shapes;
 
   const char* type_name() const;

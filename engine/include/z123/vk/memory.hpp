@@ -24,9 +24,9 @@ enum class MemoryUsage {
 };
 
 struct MemoryStats {
-  uint64_t allocated_bytes = 0;      // VkDeviceMemory currently held (all usages)
+  uint64_t allocated_bytes = 0; // VkDeviceMemory currently held (all usages)
   uint64_t peak_allocated_bytes = 0;
-  uint64_t used_bytes = 0;           // bytes handed out to live buffers
+  uint64_t used_bytes = 0; // bytes handed out to live buffers
   uint64_t peak_used_bytes = 0;
   uint64_t device_local_allocated_bytes = 0;
   uint64_t peak_device_local_allocated_bytes = 0;
@@ -70,8 +70,8 @@ class Allocator {
 public:
   // block_bytes: size of the shared blocks (clamped to maxMemoryAllocationSize); requests over
   // half a block get a dedicated allocation.
-  Allocator(VkDevice device, VkPhysicalDevice physical, const DeviceInfo& info,
-            uint64_t block_bytes = 256ull << 20, bool map_device_local = true);
+  Allocator(VkDevice device, VkPhysicalDevice physical, const DeviceInfo& info, uint64_t block_bytes = 256ull << 20,
+            bool map_device_local = true);
   ~Allocator();
   Allocator(const Allocator&) = delete;
   Allocator& operator=(const Allocator&) = delete;
@@ -91,7 +91,7 @@ private:
     uint32_t type_index = 0;
     void* mapped = nullptr;
     bool dedicated = false;
-    bool want_map = false; // host access requested (staging, or mapped device-local)
+    bool want_map = false;                    // host access requested (staging, or mapped device-local)
     std::map<uint64_t, uint64_t> free_ranges; // offset -> size, coalesced
   };
   uint32_t pick_memory_type(uint32_t type_bits, MemoryUsage usage) const;

@@ -19,11 +19,11 @@ namespace z123::vk {
 struct DeviceInfo;
 
 struct KernelDesc {
-  std::string shader;                  // embedded variant name, e.g. "matmul_f16"
-  uint32_t num_buffers = 0;            // storage buffers at bindings 0..num_buffers-1
-  uint32_t push_constant_bytes = 0;    // one push-constant block at offset 0
+  std::string shader;                   // embedded variant name, e.g. "matmul_f16"
+  uint32_t num_buffers = 0;             // storage buffers at bindings 0..num_buffers-1
+  uint32_t push_constant_bytes = 0;     // one push-constant block at offset 0
   std::vector<uint32_t> spec_constants; // constant_id 0..n-1 (workgroup sizes, tiles)
-  uint32_t required_subgroup_size = 0; // 0 = driver's choice (needs subgroup size control)
+  uint32_t required_subgroup_size = 0;  // 0 = driver's choice (needs subgroup size control)
 };
 
 struct Pipeline {
@@ -45,10 +45,10 @@ public:
   // Thread-safe; the returned reference stays valid for the cache's lifetime.
   const Pipeline& get(const KernelDesc& desc);
   bool has_shader(const std::string& name) const;
-  void save() const;                     // writes the driver cache to disk (also on destruction)
+  void save() const; // writes the driver cache to disk (also on destruction)
   const std::string& file_path() const { return path_; }
   size_t pipelines_created() const;
-  double creation_ms() const;            // total time spent creating pipelines
+  double creation_ms() const; // total time spent creating pipelines
 
 private:
   VkDevice device_;

@@ -39,8 +39,8 @@ public:
 
   void dispatch(const Pipeline& pipeline, std::initializer_list<Binding> bindings, const void* push,
                 uint32_t push_bytes, uint32_t groups_x, uint32_t groups_y = 1, uint32_t groups_z = 1);
-  void dispatch(const Pipeline& pipeline, const std::vector<Binding>& bindings, const void* push,
-                uint32_t push_bytes, uint32_t groups_x, uint32_t groups_y = 1, uint32_t groups_z = 1);
+  void dispatch(const Pipeline& pipeline, const std::vector<Binding>& bindings, const void* push, uint32_t push_bytes,
+                uint32_t groups_x, uint32_t groups_y = 1, uint32_t groups_z = 1);
   void copy(const Buffer& src, const Buffer& dst, VkDeviceSize bytes, VkDeviceSize src_offset = 0,
             VkDeviceSize dst_offset = 0);
   void fill(const Buffer& dst, uint32_t value, VkDeviceSize offset = 0, VkDeviceSize bytes = VK_WHOLE_SIZE);
