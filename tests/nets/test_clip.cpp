@@ -62,4 +62,4 @@ TEST_P(ClipParity, VisionEncoderMatchesTransformers) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, ClipParity, ::testing::Values(DType::F32, DType::F16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+                         [](const auto& param_info) { return std::string(dtype_name(param_info.param)); });

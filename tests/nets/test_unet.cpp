@@ -93,4 +93,4 @@ TEST_P(UNetParity, ReferenceAttentionMatchesRefOnlyNoisedUNet) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, UNetParity, ::testing::Values(DType::F32, DType::F16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+                         [](const auto& param_info) { return std::string(dtype_name(param_info.param)); });

@@ -64,4 +64,4 @@ TEST_P(VaeParity, DecoderOutputMatchesDiffusers) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, VaeParity, ::testing::Values(DType::F32, DType::F16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+                         [](const auto& param_info) { return std::string(dtype_name(param_info.param)); });

@@ -109,4 +109,4 @@ TEST_P(PipelineParity, MatchesOfficialPipelineWithInjectedNoise) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Precisions, PipelineParity, ::testing::Values("f32", "f16"),
-                         [](const auto& info) { return std::string(info.param); });
+                         [](const auto& param_info) { return std::string(param_info.param); });
