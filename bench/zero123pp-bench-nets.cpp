@@ -17,6 +17,7 @@
 #include <string>
 
 #include "z123/error.hpp"
+#include "z123/host_layout.hpp"
 #include "z123/io/safetensors.hpp"
 #include "z123/io/safetensors_writer.hpp"
 #include "z123/nets/clip.hpp"
@@ -27,26 +28,6 @@
 using namespace z123;
 
 namespace {
-
-std::vector<float> nchw_to_nhwc(const std::vector<float>& v, const std::vector<int64_t>& s) {
-  int64_t B = s[0], C = s[1], H = s[2], W = s[3];
-  std::vector<float> r(v.size());
-  for (int64_t n = 0; n < B; ++n)
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t y = 0; y < H; ++y)
-        for (int64_t x = 0; x < W; ++x) r[((n * H + y) * W + x) * C + c] = v[((n * C + c) * H + y) * W + x];
-  return r;
-}
-
-std::vector<float> nhwc_to_nchw(const std::vector<float>& v, const std::vector<int64_t>& nhwc) {
-  int64_t B = nhwc[0], H = nhwc[1], W = nhwc[2], C = nhwc[3];
-  std::vector<float> r(v.size());
-  for (int64_t n = 0; n < B; ++n)
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t y = 0; y < H; ++y)
-        for (int64_t x = 0; x < W; ++x) r[((n * C + c) * H + y) * W + x] = v[((n * H + y) * W + x) * C + c];
-  return r;
-}
 
 struct Bench {
   vk::Device& dev;
@@ -105,7 +86,7 @@ int main(int argc, char** argv) {
       std::vector<float> f = to_f32(v);
       std::vector<int64_t> shape = v.shape;
       if (nchw) {
-        f = nchw_to_nhwc(f, v.shape);
+        f = nchw_to_nhwc(f, v.shape[0], v.shape[1], v.shape[2], v.shape[3]);
         shape = {v.shape[0], v.shape[2], v.shape[3], v.shape[1]};
       }
       Tensor t = make_tensor(dev, dt, shape, name);
@@ -116,7 +97,7 @@ int main(int argc, char** argv) {
       std::vector<float> f = download(dev, t);
       std::vector<int64_t> shape = t.shape;
       if (nhwc) {
-        f = nhwc_to_nchw(f, t.shape);
+        f = nhwc_to_nchw(f, t.shape[0], t.shape[1], t.shape[2], t.shape[3]);
         shape = {t.shape[0], t.shape[3], t.shape[1], t.shape[2]};
       }
       out.add_f32(name, shape, f);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "z123/host_layout.hpp"
 #include "z123/io/safetensors.hpp"
 
 namespace z123::test {
@@ -28,9 +29,9 @@ private:
   SafetensorsFile file_;
 };
 
-// [B, C, H, W] -> [B, H, W, C] and back, on the host.
-std::vector<float> nchw_to_nhwc(const std::vector<float>& v, int64_t b, int64_t c, int64_t h, int64_t w);
-std::vector<float> nhwc_to_nchw(const std::vector<float>& v, int64_t b, int64_t h, int64_t w, int64_t c);
+// [B, C, H, W] <-> [B, H, W, C] on the host: the engine's functions.
+using z123::nchw_to_nhwc;
+using z123::nhwc_to_nchw;
 std::vector<double> to_double(const std::vector<float>& v);
 
 } // namespace z123::test

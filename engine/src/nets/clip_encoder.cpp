@@ -1,5 +1,6 @@
 // The pre-LN transformer layer shared by both CLIP towers (spec §5.2, §6):
 //   h = h + out_proj(Attn(LN1(h)));  h = h + fc2(gelu(fc1(LN2(h))))
+#include "z123/error.hpp"
 #include "z123/kernels/attention.hpp"
 #include "z123/kernels/matmul.hpp"
 #include "z123/kernels/norm.hpp"
@@ -8,6 +9,12 @@
 namespace z123::nets {
 
 using namespace z123::kernels;
+
+void require_exact_gelu(const std::string& config_file, ClipActivation act) {
+  if (act != ClipActivation::Gelu)
+    throw unsupported(config_file + ": hidden_act \"" + clip_activation_name(act) +
+                      "\" is not implemented; Zero123++ uses \"gelu\"");
+}
 
 void record_clip_encoder(Kernels& k, vk::Recording& rec, Workspace& ws, const Weights& w, const std::string& prefix,
                          const ClipEncoderShape& s, Tensor& h) {

@@ -10,10 +10,7 @@ using namespace z123::kernels;
 ClipTextEncoder::ClipTextEncoder(Kernels& kernels, const ModelFolder& folder, DType storage)
     : k_(kernels), config_(folder.configs().text_encoder),
       weights_(kernels.device(), folder, ModelModule::TextEncoder, storage) {
-  if (config_.hidden_act != ClipActivation::Gelu)
-    throw unsupported("text_encoder/config.json: hidden_act \"" +
-                      std::string(clip_activation_name(config_.hidden_act)) +
-                      "\" is not implemented; Zero123++ uses \"gelu\"");
+  require_exact_gelu("text_encoder/config.json", config_.hidden_act);
 }
 
 std::vector<int32_t> ClipTextEncoder::empty_prompt_ids() const {

@@ -12,10 +12,7 @@ using namespace z123::kernels;
 ClipVisionEncoder::ClipVisionEncoder(Kernels& kernels, const ModelFolder& folder, DType storage)
     : k_(kernels), config_(folder.configs().vision_encoder),
       weights_(kernels.device(), folder, ModelModule::VisionEncoder, storage) {
-  if (config_.hidden_act != ClipActivation::Gelu)
-    throw unsupported("vision_encoder/config.json: hidden_act \"" +
-                      std::string(clip_activation_name(config_.hidden_act)) +
-                      "\" is not implemented; Zero123++ uses \"gelu\"");
+  require_exact_gelu("vision_encoder/config.json", config_.hidden_act);
 }
 
 void ClipVisionEncoder::record(vk::Recording& rec, Workspace& ws, const Tensor& pixels, const Tensor& image_embeds) {

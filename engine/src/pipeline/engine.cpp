@@ -210,7 +210,7 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
     if (v.size() != static_cast<size_t>(3 * side * side))
       throw invalid_argument(std::string("injected ") + what + " has " + std::to_string(v.size()) +
                              " values, expected [1,3," + std::to_string(side) + "," + std::to_string(side) + "]");
-    return pipeline::nchw_to_nhwc(v, 1, 3, side, side);
+    return nchw_to_nhwc(v, 1, 3, side, side);
   };
   if (inj && !inj->vae_input.empty()) vae_in = injected_image(inj->vae_input, S, "VAE input");
   if (inj && !inj->clip_input.empty()) clip_in = injected_image(inj->clip_input, Sc, "CLIP input");
@@ -244,7 +244,7 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
     } else {
       sampling::normal_fill(o.seed, stream, v);
     }
-    return pipeline::nchw_to_nhwc(v, b, c, hh, ww); // streams are defined in NCHW order (docs/rng.md)
+    return nchw_to_nhwc(v, b, c, hh, ww); // streams are defined in NCHW order (docs/rng.md)
   };
   std::vector<float> cond =
       pipeline::posterior_sample(moments, noise(0, inj ? &inj->posterior_cond : nullptr, 1, hr, wr), c);
@@ -260,7 +260,7 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
                                                           tokens, D, halves, m.dtype == DType::F16);
   result.timings.condition_ms = ms_since(t0);
   if (o.keep_latents) {
-    result.cond_lat = pipeline::nhwc_to_nchw(cond_lat, halves, hr, wr, c);
+    result.cond_lat = nhwc_to_nchw(cond_lat, halves, hr, wr, c);
     result.context = ctx;
     result.image_embeds = embeds;
   }
@@ -301,7 +301,7 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
     m.write_host(sp.anc_noise, noise(4 + 2 * uint64_t(i), an, 1, h, w));
     m.device->run(*sp.rec);
     result.timings.step_ms.push_back(ms_since(ts));
-    if (o.keep_latents) result.latents.push_back(pipeline::nhwc_to_nchw(download(*m.device, sp.x), 1, h, w, c));
+    if (o.keep_latents) result.latents.push_back(nhwc_to_nchw(download(*m.device, sp.x), 1, h, w, c));
     if (o.on_step) o.on_step(i + 1, n);
   }
   result.timings.sampling_ms = ms_since(t0);
@@ -320,7 +320,7 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
     std::vector<float> d = download(*m.device, dec);
     result.image = pipeline::decoded_to_rgba(d, o.width, o.height);
     if (o.keep_latents) {
-      result.decoded = pipeline::nhwc_to_nchw(d, 1, h * f, w * f, 3);
+      result.decoded = nhwc_to_nchw(d, 1, h * f, w * f, 3);
       for (float& v : result.decoded) v = std::clamp(v * 1.6f / 2.0f + 0.5f, 0.0f, 1.0f);
     }
   }

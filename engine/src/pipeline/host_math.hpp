@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "z123/host_layout.hpp"
 #include "z123/image/image.hpp"
 #include "z123/tensor.hpp"
 
@@ -28,9 +29,5 @@ std::vector<float> unscale_latents(const std::vector<float>& x, double scaling_f
 // pixel = round_half_even(255 · clamp(dec·1.6/2 + 0.5, 0, 1)) from the decoder output NHWC
 // [H, W, 3]; returns an RGBA image (alpha 255).
 Image decoded_to_rgba(const std::vector<float>& decoded_nhwc, int width, int height);
-
-// Layout helpers between PyTorch's NCHW and the engine's NHWC.
-std::vector<float> nchw_to_nhwc(const std::vector<float>& v, int64_t b, int64_t c, int64_t h, int64_t w);
-std::vector<float> nhwc_to_nchw(const std::vector<float>& v, int64_t b, int64_t h, int64_t w, int64_t c);
 
 } // namespace z123::pipeline

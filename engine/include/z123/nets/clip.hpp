@@ -28,6 +28,10 @@ struct ClipEncoderShape {
 void record_clip_encoder(kernels::Kernels& k, vk::Recording& rec, Workspace& ws, const Weights& w,
                          const std::string& prefix, const ClipEncoderShape& shape, Tensor& h);
 
+// The engine's MLP epilogue implements exact (erf) GELU, which both v1.2 towers use; quick_gelu
+// configs are rejected with a message naming the file.
+void require_exact_gelu(const std::string& config_file, ClipActivation act);
+
 class ClipTextEncoder {
 public:
   ClipTextEncoder(kernels::Kernels& kernels, const ModelFolder& folder, DType storage);
