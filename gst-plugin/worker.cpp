@@ -1,0 +1,130 @@
+// The generation thread: takes queued items in order, runs the engine on frames (posting a
+// progress message per step) and pushes the results, with the input's timestamps and the pose
+// metadata, and the serialized events that were queued between frames.
+#include "convert.hpp"
+#include "impl.hpp"
+#include "poses_meta.hpp"
+
+#define GST_CAT_DEFAULT gst_zero123pp_debug
+
+namespace z123gst {
+namespace {
+
+void post_progress(GstZero123pp* self, const Frame& frame, std::uint64_t seed, int step, int total) {
+  GstStructure* s = gst_structure_new("zero123pp-progress", "timestamp", G_TYPE_UINT64, static_cast<guint64>(frame.pts),
+                                      "step", G_TYPE_INT, step, "total", G_TYPE_INT, total, "seed", G_TYPE_UINT64,
+                                      static_cast<guint64>(seed), nullptr);
+  gst_element_post_message(GST_ELEMENT_CAST(self), gst_message_new_element(GST_OBJECT_CAST(self), s));
+}
+
+// Engine failures while streaming are fatal for the stream: the element posts an error (the
+// application sees which frame and why) and returns GST_FLOW_ERROR upstream.
+GstFlowReturn report(GstZero123pp* self, const Frame& frame, const z123::Error& e) {
+  if (e.kind() == z123::ErrorKind::InvalidArgument || e.kind() == z123::ErrorKind::Format)
+    GST_ELEMENT_ERROR(
+        self, STREAM, FAILED,
+        ("Cannot generate views for the frame at %" GST_TIME_FORMAT ": %s", GST_TIME_ARGS(frame.pts), e.what()),
+        (nullptr));
+  else
+    GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Generation failed (%s): %s", z123::error_kind_name(e.kind()), e.what()),
+                      (nullptr));
+  return GST_FLOW_ERROR;
+}
+
+GstFlowReturn generate_and_push(GstZero123pp* self, const Frame& frame) {
+  Impl& im = *self->impl;
+  GST_OBJECT_LOCK(self);
+  const Settings s = im.settings;
+  GST_OBJECT_UNLOCK(self);
+
+  z123::GenerateOptions o;
+  o.steps = s.steps;
+  o.guidance_scale = static_cast<float>(s.guidance_scale);
+  o.seed = s.random_seed ? (static_cast<std::uint64_t>(g_random_int()) << 32) | g_random_int() : s.seed;
+  o.sampler = sampler_name(s.sampler);
+  o.spacing = spacing_name(s.spacing);
+  o.width = 2 * im.view_size; // the engine renders the model's 2x3 grid; write_tiled re-arranges it
+  o.height = 3 * im.view_size;
+  o.cancel = &im.cancel;
+  o.on_step = [&](int step, int total) { post_progress(self, frame, o.seed, step, total); };
+
+  z123::GenerateResult result;
+  try {
+    result = im.engine->generate(frame.image, o);
+  } catch (const z123::Error& e) {
+    if (e.kind() == z123::ErrorKind::Cancelled) {
+      GST_DEBUG_OBJECT(self, "generation cancelled: %s", e.what());
+      return GST_FLOW_FLUSHING;
+    }
+    return report(self, frame, e);
+  } catch (const std::exception& e) {
+    return report(self, frame, z123::Error(z123::ErrorKind::Internal, e.what()));
+  }
+  GST_DEBUG_OBJECT(self, "frame %" GST_TIME_FORMAT " done in %.0f ms", GST_TIME_ARGS(frame.pts),
+                   result.timings.total_ms);
+
+  const Layout layout = im.layout;
+  const std::size_t stride = static_cast<std::size_t>(layout.columns * im.view_size) * 4;
+  const std::size_t size = stride * static_cast<std::size_t>(layout.rows * im.view_size);
+  GstBuffer* out = gst_buffer_new_allocate(nullptr, size, nullptr);
+  GstMapInfo map;
+  if (!gst_buffer_map(out, &map, GST_MAP_WRITE)) {
+    gst_buffer_unref(out);
+    GST_ELEMENT_ERROR(self, RESOURCE, FAILED, ("Could not map an output buffer."), (nullptr));
+    return GST_FLOW_ERROR;
+  }
+  write_tiled(result.image, im.view_size, layout, map.data, stride);
+  gst_buffer_unmap(out, &map);
+  GST_BUFFER_PTS(out) = frame.pts;
+  GST_BUFFER_DTS(out) = frame.dts;
+  GST_BUFFER_DURATION(out) = frame.duration;
+  add_poses_meta(out, layout, im.view_size, o.seed);
+  {
+    // A flush or stop that started during generation: the result belongs to discarded data.
+    std::lock_guard<std::mutex> lock(im.mutex);
+    if (im.flushing) {
+      gst_buffer_unref(out);
+      return GST_FLOW_FLUSHING;
+    }
+  }
+  GstFlowReturn flow = gst_pad_push(self->srcpad, out);
+  if (flow == GST_FLOW_NOT_LINKED || flow < GST_FLOW_EOS) GST_ELEMENT_FLOW_ERROR(self, flow);
+  return flow;
+}
+
+} // namespace
+
+void clear_queue(Impl& impl) {
+  for (Item& item : impl.queue)
+    if (item.event) gst_event_unref(item.event);
+  impl.queue.clear();
+}
+
+void worker_loop(GstZero123pp* self) {
+  Impl& im = *self->impl;
+  for (;;) {
+    Item item;
+    {
+      std::unique_lock<std::mutex> lock(im.mutex);
+      im.cond.wait(lock, [&] { return im.stopping || (!im.flushing && !im.queue.empty()); });
+      if (im.stopping) return;
+      item = std::move(im.queue.front());
+      im.queue.pop_front();
+      im.busy = true;
+      im.cond.notify_all(); // a chain call waiting for the pending slot may go on
+    }
+    GstFlowReturn flow = GST_FLOW_OK;
+    if (item.event) {
+      const char* type = GST_EVENT_TYPE_NAME(item.event); // the push takes the event
+      if (!gst_pad_push_event(self->srcpad, item.event)) GST_DEBUG_OBJECT(self, "downstream refused a %s event", type);
+    } else {
+      flow = generate_and_push(self, item.frame);
+    }
+    std::lock_guard<std::mutex> lock(im.mutex);
+    im.busy = false;
+    if (!im.flushing && flow != GST_FLOW_OK && im.last_flow == GST_FLOW_OK) im.last_flow = flow;
+    im.cond.notify_all();
+  }
+}
+
+} // namespace z123gst

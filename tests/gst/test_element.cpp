@@ -1,0 +1,373 @@
+// The zero123pp element inside GStreamer, on the bundled tiny model (lavapipe in CI, where one
+// frame at view-size 64 with 1 step takes ~15-25 s; this binary generates 3 frames in all):
+// gst-inspect documents it; caps are checked and refused; model and device problems fail the
+// READY->PAUSED change with an element error; a non-live appsrc pipeline gets every frame, with
+// the engine's own pixels, the input timestamps, progress messages and pose meta; a live source
+// never blocks, drops are reported with QoS, and PLAYING->NULL mid-generation returns after at
+// most one step; repeated state cycles release every engine they open.
+#include <gtest/gtest.h>
+
+#include <gst/app/gstappsink.h>
+#include <gst/app/gstappsrc.h>
+#include <gst/check/gstharness.h>
+#include <gst/video/video.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <unistd.h>
+
+#include "gst_env.hpp"
+#include "support/golden.hpp"
+#include "z123/engine.hpp"
+#include "z123/image/codec.hpp"
+#include "z123/image/preprocess.hpp"
+
+namespace fs = std::filesystem;
+using namespace z123;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// PLAYING/NULL cycles of the leak test. Each one loads the model (~8 s on lavapipe even for the
+// tiny model), so CI runs 5 (~40 s); 20 took 157 s and passed too.
+constexpr int kStateCycles = 5;
+constexpr int kViewSize = 64; // 128x192 output: the smallest the engine renders
+constexpr guint64 kSeed = 7;
+constexpr int kInputWidth = 95, kInputHeight = 80; // odd width: RGB rows are padded to 288 bytes
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// A zero123pp element set up for fast tests (not yet in any state but NULL).
+GstElement* make_element() {
+  test::init_gstreamer();
+  GstElement* e = gst_element_factory_make("zero123pp", nullptr);
+  if (!e) return nullptr;
+  g_object_set(e, "model", test::tiny_model_dir().c_str(), "device", test::test_device().c_str(), "view-size",
+               kViewSize, "steps", 1, "seed", kSeed, nullptr);
+  return e;
+}
+
+// The golden input image as RGB, cropped to an odd width.
+Image input_image() {
+  Image rgb = to_rgb(load_image(test::golden_dir() / "pipeline_input.png"));
+  Image out = Image::blank(kInputWidth, kInputHeight, 3);
+  for (int y = 0; y < kInputHeight; ++y) std::memcpy(out.row(y), rgb.row(y), out.row_bytes());
+  return out;
+}
+
+const char* kInputCaps = "video/x-raw,format=RGB,width=95,height=80,framerate=30/1";
+
+GstBuffer* make_buffer(const Image& img, GstClockTime pts, GstClockTime duration) {
+  GstVideoInfo info;
+  gst_video_info_set_format(&info, GST_VIDEO_FORMAT_RGB, img.width, img.height);
+  GstBuffer* b = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&info), nullptr);
+  GstVideoFrame f;
+  EXPECT_TRUE(gst_video_frame_map(&f, &info, b, GST_MAP_WRITE));
+  for (int y = 0; y < img.height; ++y)
+    std::memcpy(static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&f, 0)) + y * GST_VIDEO_FRAME_PLANE_STRIDE(&f, 0),
+                img.row(y), img.row_bytes());
+  gst_video_frame_unmap(&f);
+  GST_BUFFER_PTS(b) = pts;
+  GST_BUFFER_DTS(b) = pts;
+  GST_BUFFER_DURATION(b) = duration;
+  return b;
+}
+
+std::string error_text(GstMessage* m) {
+  GError* err = nullptr;
+  gchar* debug = nullptr;
+  gst_message_parse_error(m, &err, &debug);
+  std::string s = std::string(err ? err->message : "") + " | " + (debug ? debug : "");
+  g_clear_error(&err);
+  g_free(debug);
+  return s;
+}
+
+bool is_progress(GstMessage* m) {
+  const GstStructure* s = gst_message_get_structure(m);
+  return s && gst_structure_has_name(s, "zero123pp-progress");
+}
+
+// Tries READY->PAUSED with `model` / `device` and returns the error message text ("" if none).
+std::string start_error(const std::string& model, const std::string& device) {
+  GstElement* e = make_element();
+  g_object_set(e, "model", model.c_str(), "device", device.c_str(), nullptr);
+  GstBus* bus = gst_bus_new();
+  gst_element_set_bus(e, bus);
+  EXPECT_EQ(gst_element_set_state(e, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+  auto errors = test::pop_messages(bus, GST_MESSAGE_ERROR);
+  std::string text = errors.empty() ? "" : error_text(errors[0]);
+  EXPECT_EQ(errors.size(), 1u) << text;
+  test::unref_messages(errors);
+  EXPECT_EQ(gst_element_set_state(e, GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
+  gst_object_unref(bus);
+  gst_object_unref(e);
+  EXPECT_EQ(test::live_engines(), 0);
+  return text;
+}
+
+fs::path temp_dir() {
+  static fs::path d = [] {
+    fs::path p = fs::temp_directory_path() / ("z123-gst-" + std::to_string(::getpid()));
+    fs::create_directories(p);
+    return p;
+  }();
+  return d;
+}
+
+} // namespace
+
+TEST(GstInspect, DocumentsEveryProperty) {
+  test::init_gstreamer();
+  FILE* p = popen("gst-inspect-1.0 zero123pp 2>&1", "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  EXPECT_EQ(pclose(p), 0) << out;
+  for (const char* prop : {"model", "device", "precision", "steps", "guidance-scale", "seed", "random-seed", "sampler",
+                           "timestep-spacing", "view-size", "tiling", "drop-policy"})
+    EXPECT_NE(out.find(std::string("  ") + prop + " "), std::string::npos) << prop << "\n" << out;
+  for (const char* word : {"Filter/Effect/Video", "keep-newest", "euler_a", "6x1", "GRAY8"})
+    EXPECT_NE(out.find(word), std::string::npos) << word;
+}
+
+TEST(GstCaps, SinkRefusesUnsupportedFormatsAndSrcFollowsViewSizeAndTiling) {
+  GstElement* e = make_element();
+  ASSERT_NE(e, nullptr);
+  GstPad* sink = gst_element_get_static_pad(e, "sink");
+  GstPad* src = gst_element_get_static_pad(e, "src");
+  auto accepts = [&](const char* caps_str) {
+    GstCaps* caps = gst_caps_from_string(caps_str);
+    bool ok = gst_pad_query_accept_caps(sink, caps);
+    gst_caps_unref(caps);
+    return ok;
+  };
+  EXPECT_TRUE(accepts(kInputCaps));
+  EXPECT_TRUE(accepts("video/x-raw,format=GRAY8,width=1,height=1,framerate=0/1"));
+  EXPECT_TRUE(accepts("video/x-raw,format=BGRx,width=16384,height=3,framerate=60/1"));
+  EXPECT_FALSE(accepts("video/x-raw,format=I420,width=64,height=64,framerate=30/1"));
+  EXPECT_FALSE(accepts("video/x-raw,format=RGB,width=16385,height=64,framerate=30/1"));
+  EXPECT_FALSE(accepts("audio/x-raw,format=S16LE,rate=48000,channels=1"));
+
+  auto src_size = [&] {
+    GstCaps* caps = gst_pad_query_caps(src, nullptr);
+    const GstStructure* s = gst_caps_get_structure(caps, 0);
+    int w = 0, h = 0;
+    gst_structure_get_int(s, "width", &w);
+    gst_structure_get_int(s, "height", &h);
+    EXPECT_STREQ(gst_structure_get_string(s, "format"), "RGBA");
+    gst_caps_unref(caps);
+    return std::to_string(w) + "x" + std::to_string(h);
+  };
+  EXPECT_EQ(src_size(), "128x192");
+  for (auto [tiling, size] : {std::pair{"3x2", "192x128"}, {"6x1", "384x64"}, {"1x6", "64x384"}}) {
+    gst_util_set_object_arg(G_OBJECT(e), "tiling", tiling);
+    EXPECT_EQ(src_size(), size) << tiling;
+  }
+  g_object_set(e, "view-size", 100, nullptr); // rounded down to a multiple of 64
+  int view = 0;
+  g_object_get(e, "view-size", &view, nullptr);
+  EXPECT_EQ(view, 64);
+
+  // Linking a source that can only give I420 fails at negotiation time.
+  GstElement* bin = gst_bin_new(nullptr);
+  GstElement* testsrc = gst_element_factory_make("videotestsrc", nullptr);
+  gst_bin_add_many(GST_BIN(bin), testsrc, e, nullptr);
+  GstCaps* i420 = gst_caps_from_string("video/x-raw,format=I420");
+  EXPECT_FALSE(gst_element_link_filtered(testsrc, e, i420));
+  GstCaps* rgb = gst_caps_from_string("video/x-raw,format=RGB");
+  EXPECT_TRUE(gst_element_link_filtered(testsrc, e, rgb));
+  gst_caps_unref(i420);
+  gst_caps_unref(rgb);
+  gst_object_unref(sink);
+  gst_object_unref(src);
+  gst_object_unref(bin);
+}
+
+TEST(GstErrors, MissingModelFailsTheStateChangeWithAnError) {
+  std::string missing = (temp_dir() / "no-such-model").string();
+  std::string text = start_error(missing, test::test_device());
+  EXPECT_NE(text.find("no-such-model"), std::string::npos) << text;
+}
+
+TEST(GstErrors, BrokenModelFailsTheStateChangeWithAnError) {
+  fs::path broken = temp_dir() / "broken-model";
+  fs::remove_all(broken);
+  fs::copy(test::tiny_model_dir(), broken, fs::copy_options::recursive);
+  fs::path w = broken / "unet" / "diffusion_pytorch_model.safetensors";
+  fs::resize_file(w, fs::file_size(w) / 2);
+  std::string text = start_error(broken.string(), test::test_device());
+  EXPECT_NE(text.find("diffusion_pytorch_model.safetensors"), std::string::npos) << text;
+}
+
+TEST(GstErrors, UnknownDeviceFailsTheStateChangeWithAnError) {
+  std::string text = start_error(test::tiny_model_dir().string(), "no-such-vulkan-device");
+  EXPECT_NE(text.find("Vulkan device"), std::string::npos) << text;
+}
+
+// appsrc (not live) -> zero123pp -> appsink: both frames come out, nothing dropped.
+TEST(GstNonLive, EveryFrameWithTheEnginesPixelsTimestampsProgressAndPoses) {
+  test::init_gstreamer();
+  GError* err = nullptr;
+  GstElement* pipe = gst_parse_launch(
+      "appsrc name=src is-live=false format=time ! zero123pp name=z ! appsink name=sink sync=false", &err);
+  ASSERT_NE(pipe, nullptr) << (err ? err->message : "");
+  GstElement* z = gst_bin_get_by_name(GST_BIN(pipe), "z");
+  GstElement* src = gst_bin_get_by_name(GST_BIN(pipe), "src");
+  GstElement* sink = gst_bin_get_by_name(GST_BIN(pipe), "sink");
+  g_object_set(z, "model", test::tiny_model_dir().c_str(), "device", test::test_device().c_str(), "view-size",
+               kViewSize, "steps", 1, "seed", kSeed, nullptr);
+  GstCaps* caps = gst_caps_from_string(kInputCaps);
+  gst_app_src_set_caps(GST_APP_SRC(src), caps);
+  gst_caps_unref(caps);
+  ASSERT_NE(gst_element_set_state(pipe, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+
+  const Image input = input_image();
+  const GstClockTime pts[2] = {0, GST_SECOND}, dur = GST_SECOND;
+  for (GstClockTime t : pts)
+    ASSERT_EQ(gst_app_src_push_buffer(GST_APP_SRC(src), make_buffer(input, t, dur)), GST_FLOW_OK);
+  ASSERT_EQ(gst_app_src_end_of_stream(GST_APP_SRC(src)), GST_FLOW_OK);
+
+  std::vector<GstSample*> samples;
+  for (int i = 0; i < 2; ++i) {
+    GstSample* s = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 300 * GST_SECOND);
+    ASSERT_NE(s, nullptr) << "frame " << i << " did not come out";
+    samples.push_back(s);
+  }
+  EXPECT_EQ(gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 30 * GST_SECOND), nullptr);
+  EXPECT_TRUE(gst_app_sink_is_eos(GST_APP_SINK(sink)));
+  GstBus* bus = gst_element_get_bus(pipe);
+  auto messages =
+      test::pop_messages(bus, static_cast<GstMessageType>(GST_MESSAGE_ELEMENT | GST_MESSAGE_QOS | GST_MESSAGE_ERROR));
+  ASSERT_EQ(gst_element_set_state(pipe, GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
+  EXPECT_EQ(test::live_engines(), 0);
+
+  // The engine itself, same options: the element must give exactly its bytes.
+  EngineOptions eo;
+  eo.device = test::test_device();
+  GenerateOptions go;
+  go.steps = 1;
+  go.seed = kSeed;
+  go.width = 2 * kViewSize;
+  go.height = 3 * kViewSize;
+  const Image want = Engine::open(test::tiny_model_dir(), eo)->generate(input, go).image;
+
+  for (size_t i = 0; i < samples.size(); ++i) {
+    GstVideoInfo info;
+    ASSERT_TRUE(gst_video_info_from_caps(&info, gst_sample_get_caps(samples[i])));
+    EXPECT_EQ(GST_VIDEO_INFO_FORMAT(&info), GST_VIDEO_FORMAT_RGBA);
+    EXPECT_EQ(GST_VIDEO_INFO_WIDTH(&info), 128);
+    EXPECT_EQ(GST_VIDEO_INFO_HEIGHT(&info), 192);
+    GstBuffer* b = gst_sample_get_buffer(samples[i]);
+    EXPECT_EQ(GST_BUFFER_PTS(b), pts[i]);
+    EXPECT_EQ(GST_BUFFER_DTS(b), pts[i]);
+    EXPECT_EQ(GST_BUFFER_DURATION(b), dur);
+    GstMapInfo map;
+    ASSERT_TRUE(gst_buffer_map(b, &map, GST_MAP_READ));
+    ASSERT_EQ(map.size, want.pixels.size());
+    EXPECT_EQ(std::memcmp(map.data, want.pixels.data(), map.size), 0) << "frame " << i << " differs from the engine";
+    gst_buffer_unmap(b, &map);
+
+    GstCustomMeta* meta = gst_buffer_get_custom_meta(b, "Zero123ppPosesMeta");
+    ASSERT_NE(meta, nullptr);
+    const GstStructure* s = gst_custom_meta_get_structure(meta);
+    const GValue* az = gst_structure_get_value(s, "azimuth-deg");
+    ASSERT_NE(az, nullptr);
+    ASSERT_EQ(gst_value_array_get_size(az), 6u);
+    EXPECT_FLOAT_EQ(g_value_get_float(gst_value_array_get_value(az, 0)), view_poses()[0].azimuth_deg);
+    guint64 seed = 0;
+    EXPECT_TRUE(gst_structure_get_uint64(s, "seed", &seed));
+    EXPECT_EQ(seed, kSeed);
+    gst_sample_unref(samples[i]);
+  }
+
+  // One progress message per step of each frame (1 step here), naming the frame; no drops.
+  std::vector<GstClockTime> progress;
+  for (GstMessage* m : messages) {
+    EXPECT_NE(GST_MESSAGE_TYPE(m), GST_MESSAGE_ERROR) << error_text(m);
+    EXPECT_NE(GST_MESSAGE_TYPE(m), GST_MESSAGE_QOS) << "a frame was dropped from a non-live source";
+    if (GST_MESSAGE_TYPE(m) != GST_MESSAGE_ELEMENT || !is_progress(m)) continue;
+    const GstStructure* s = gst_message_get_structure(m);
+    guint64 ts = 0;
+    int step = 0, total = 0;
+    EXPECT_TRUE(gst_structure_get_uint64(s, "timestamp", &ts));
+    EXPECT_TRUE(gst_structure_get_int(s, "step", &step));
+    EXPECT_TRUE(gst_structure_get_int(s, "total", &total));
+    EXPECT_EQ(step, 1);
+    EXPECT_EQ(total, 1);
+    progress.push_back(ts);
+  }
+  EXPECT_EQ(progress, (std::vector<GstClockTime>{pts[0], pts[1]}));
+  test::unref_messages(messages);
+  gst_object_unref(bus);
+  gst_object_unref(z);
+  gst_object_unref(src);
+  gst_object_unref(sink);
+  gst_object_unref(pipe);
+}
+
+// GstHarness answers the latency query as a live source. Frames pushed while one generates
+// return at once; all but the newest waiting one are dropped with QoS; stopping mid-generation
+// waits at most for the step in flight, not for the remaining ones.
+TEST(GstLive, DropsWithQosAndStopsWithinAStep) {
+  GstElement* e = make_element();
+  ASSERT_NE(e, nullptr);
+  g_object_set(e, "steps", 200, nullptr); // far more than the test waits for
+  GstBus* bus = gst_bus_new();
+  gst_element_set_bus(e, bus);
+  GstHarness* h = gst_harness_new_with_element(e, "sink", "src"); // PLAYING: the model loads here
+  ASSERT_EQ(test::live_engines(), 1);
+  gst_harness_set_src_caps_str(h, kInputCaps);
+  const Image input = input_image();
+  const GstClockTime frame = GST_SECOND / 30;
+
+  auto t0 = Clock::now();
+  ASSERT_EQ(gst_harness_push(h, make_buffer(input, 0, frame)), GST_FLOW_OK);
+  GstMessage* first = gst_bus_timed_pop_filtered(bus, 600 * GST_SECOND, GST_MESSAGE_ELEMENT);
+  ASSERT_NE(first, nullptr) << "no progress message";
+  EXPECT_TRUE(is_progress(first));
+  gst_message_unref(first);
+  const double to_first_step = seconds_since(t0); // conditioning + one step
+
+  auto t1 = Clock::now();
+  for (int i = 1; i <= 3; ++i) EXPECT_EQ(gst_harness_push(h, make_buffer(input, i * frame, frame)), GST_FLOW_OK);
+  EXPECT_LT(seconds_since(t1), 2.0) << "a live source was blocked";
+  auto qos = test::pop_messages(bus, GST_MESSAGE_QOS);
+  ASSERT_EQ(qos.size(), 2u) << "frames 1 and 2 are replaced by newer ones";
+  GstFormat format;
+  guint64 processed = 0, dropped = 0;
+  gst_message_parse_qos_stats(qos.back(), &format, &processed, &dropped);
+  EXPECT_EQ(format, GST_FORMAT_BUFFERS);
+  EXPECT_EQ(processed, 4u);
+  EXPECT_EQ(dropped, 2u);
+  GstClockTime ts = 0;
+  gst_message_parse_qos(qos.front(), nullptr, nullptr, nullptr, &ts, nullptr);
+  EXPECT_EQ(ts, frame);
+  test::unref_messages(qos);
+  EXPECT_EQ(gst_harness_buffers_received(h), 0u);
+
+  auto t2 = Clock::now();
+  gst_harness_teardown(h); // PLAYING -> NULL with step 2 of 200 running
+  const double stop = seconds_since(t2);
+  EXPECT_LT(stop, to_first_step + 5.0) << "stopping waited for more than the step in flight";
+  EXPECT_EQ(test::live_engines(), 0);
+  gst_object_unref(bus);
+}
+
+TEST(GstStates, CyclesReleaseEveryEngine) {
+  GstElement* e = make_element();
+  ASSERT_NE(e, nullptr);
+  for (int i = 0; i < kStateCycles; ++i) {
+    ASSERT_EQ(gst_element_set_state(e, GST_STATE_PLAYING), GST_STATE_CHANGE_SUCCESS) << "cycle " << i;
+    EXPECT_EQ(test::live_engines(), 1);
+    ASSERT_EQ(gst_element_set_state(e, GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS) << "cycle " << i;
+    ASSERT_EQ(test::live_engines(), 0) << "cycle " << i;
+  }
+  gst_object_unref(e);
+}
