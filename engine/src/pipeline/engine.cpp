@@ -40,6 +40,23 @@ struct StepProgram {
   std::unique_ptr<vk::Recording> rec;
 };
 
+// Recorded once per model (conditioning) or per output size (decoding) and replayed per image;
+// inputs are host-visible, so a new image is written straight into them.
+struct ConditionProgram {
+  std::unique_ptr<Workspace> ws;
+  Tensor clip_in, vae_in; // host-visible, storage dtype
+  Tensor embeds, moments; // device
+  std::unique_ptr<vk::Recording> rec;
+};
+
+struct DecodeProgram {
+  int64_t h = 0, w = 0;
+  std::unique_ptr<Workspace> ws;
+  Tensor latent; // host-visible, storage dtype
+  Tensor image;  // device
+  std::unique_ptr<vk::Recording> rec;
+};
+
 struct Engine::Impl {
   std::unique_ptr<vk::Instance> instance;
   std::unique_ptr<vk::Device> device;
@@ -52,6 +69,8 @@ struct Engine::Impl {
   std::vector<float> text_embedding; // E, [77, D] (constant: the prompt is always "")
   std::vector<float> zero_moments;   // posterior of the all-zero VAE input, NHWC [S/8, S/8, 8]
   std::unique_ptr<StepProgram> step;
+  std::unique_ptr<ConditionProgram> condition;
+  std::unique_ptr<DecodeProgram> decode;
   std::mutex mutex;
   double load_ms = 0;
   uint64_t weight_bytes = 0;
@@ -73,6 +92,8 @@ struct Engine::Impl {
     }
   }
   StepProgram& step_program(int64_t h, int64_t w, int64_t hr, int64_t wr, int halves);
+  ConditionProgram& condition_program();
+  DecodeProgram& decode_program(int64_t h, int64_t w);
   std::vector<float> encode_moments(const std::vector<float>& vae_nhwc, int64_t s);
 };
 
@@ -177,6 +198,40 @@ StepProgram& Engine::Impl::step_program(int64_t h, int64_t w, int64_t hr, int64_
   return *step;
 }
 
+ConditionProgram& Engine::Impl::condition_program() {
+  if (condition) return *condition;
+  const int64_t S = configs.feature_extractor_vae.crop_height, Sc = configs.feature_extractor_clip.crop_height;
+  const int64_t f = vae->downscale(), c = configs.unet.in_channels;
+  auto p = std::make_unique<ConditionProgram>();
+  p->ws = std::make_unique<Workspace>(*device, "condition");
+  p->clip_in = host_tensor(dtype, {1, Sc, Sc, 3}, "clip input");
+  p->vae_in = host_tensor(dtype, {1, S, S, 3}, "vae input");
+  p->embeds = make_tensor(*device, dtype, {1, int64_t(configs.vision_encoder.projection_dim)}, "image_embeds");
+  p->moments = make_tensor(*device, dtype, {1, S / f, S / f, 2 * c}, "moments");
+  p->rec = std::make_unique<vk::Recording>(*device);
+  vision->record(*p->rec, *p->ws, p->clip_in, p->embeds);
+  vae->record_encode(*p->rec, *p->ws, p->vae_in, p->moments);
+  p->rec->finish();
+  condition = std::move(p);
+  return *condition;
+}
+
+DecodeProgram& Engine::Impl::decode_program(int64_t h, int64_t w) {
+  if (decode && decode->h == h && decode->w == w) return *decode;
+  decode.reset(); // another output size: free the old workspace first
+  const int64_t f = vae->downscale();
+  auto p = std::make_unique<DecodeProgram>();
+  p->h = h, p->w = w;
+  p->ws = std::make_unique<Workspace>(*device, "decode");
+  p->latent = host_tensor(dtype, {1, h, w, int64_t(configs.vae.latent_channels)}, "latent");
+  p->image = make_tensor(*device, dtype, {1, h * f, w * f, int64_t(configs.vae.out_channels)}, "decoded");
+  p->rec = std::make_unique<vk::Recording>(*device);
+  vae->record_decode(*p->rec, *p->ws, p->latent, p->image);
+  p->rec->finish();
+  decode = std::move(p);
+  return *decode;
+}
+
 GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   Impl& m = *impl_;
@@ -220,19 +275,12 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
   t0 = Clock::now();
   std::vector<float> embeds, moments;
   {
-    Tensor px = make_tensor(*m.device, m.dtype, {1, Sc, Sc, 3}, "clip input");
-    upload(*m.device, px, clip_in);
-    Tensor emb = make_tensor(*m.device, m.dtype, {1, int64_t(cfg.vision_encoder.projection_dim)}, "image_embeds");
-    Tensor img = make_tensor(*m.device, m.dtype, {1, S, S, 3}, "vae input");
-    upload(*m.device, img, vae_in);
-    Tensor mom = make_tensor(*m.device, m.dtype, {1, hr, wr, 2 * c}, "moments");
-    Workspace ws(*m.device, "condition");
-    vk::Recording rec(*m.device);
-    m.vision->record(rec, ws, px, emb);
-    m.vae->record_encode(rec, ws, img, mom);
-    m.device->run(rec);
-    embeds = download(*m.device, emb);
-    moments = download(*m.device, mom);
+    ConditionProgram& cp = m.condition_program();
+    m.write_host(cp.clip_in, clip_in);
+    m.write_host(cp.vae_in, vae_in);
+    m.device->run(*cp.rec);
+    embeds = download(*m.device, cp.embeds);
+    moments = download(*m.device, cp.moments);
   }
   auto noise = [&](uint64_t stream, const std::vector<float>* injected, int64_t b, int64_t hh, int64_t ww) {
     std::vector<float> v(static_cast<size_t>(b * c * hh * ww));
@@ -310,14 +358,10 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
   t0 = Clock::now();
   {
     std::vector<float> z = pipeline::unscale_latents(download(*m.device, sp.x), cfg.vae.scaling_factor);
-    Tensor lat = make_tensor(*m.device, m.dtype, {1, h, w, c}, "latent");
-    upload(*m.device, lat, z);
-    Tensor dec = make_tensor(*m.device, m.dtype, {1, h * f, w * f, 3}, "decoded");
-    Workspace ws(*m.device, "decode");
-    vk::Recording rec(*m.device);
-    m.vae->record_decode(rec, ws, lat, dec);
-    m.device->run(rec);
-    std::vector<float> d = download(*m.device, dec);
+    DecodeProgram& dp = m.decode_program(h, w);
+    m.write_host(dp.latent, z);
+    m.device->run(*dp.rec);
+    std::vector<float> d = download(*m.device, dp.image);
     result.image = pipeline::decoded_to_rgba(d, o.width, o.height);
     if (o.keep_latents) {
       result.decoded = nhwc_to_nchw(d, 1, h * f, w * f, 3);
