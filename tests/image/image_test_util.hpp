@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "support/expect_error.hpp"
 #include "z123/error.hpp"
 #include "z123/image/codec.hpp"
 #include "z123/image/image.hpp"
@@ -136,21 +137,6 @@ inline ::testing::AssertionResult matches_record(const Image& got, const nlohman
   } catch (const std::exception&) {
   }
   return fail;
-}
-
-// Runs `fn`, expects a z123::Error of `kind` whose message contains every substring.
-template <class Fn>
-void expect_error(Fn&& fn, ErrorKind kind, std::initializer_list<std::string> substrings) {
-  try {
-    fn();
-    ADD_FAILURE() << "expected a " << error_kind_name(kind) << " error, nothing was thrown";
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    EXPECT_EQ(e.kind(), kind) << "kind " << error_kind_name(e.kind()) << ", message: " << msg;
-    for (const std::string& s : substrings) {
-      EXPECT_NE(msg.find(s), std::string::npos) << "message: " << msg << "\nlacks: " << s;
-    }
-  }
 }
 
 } // namespace z123::test

@@ -28,17 +28,7 @@ std::vector<int64_t> conv2d_output_shape(const Tensor& x, const Tensor& w, const
 void conv2d(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor& y,
             const Conv2dParams& params, Epilogue act, const Tensor* residual) {
   std::vector<int64_t> out = conv2d_output_shape(x, w, params);
-  expect_shape("conv2d", "output", y, out);
-  if (bias) expect_shape("conv2d", "bias", *bias, {w.dim(0)});
-  if (residual) expect_shape("conv2d", "residual", *residual, out);
-
-  detail::GemmProblem p;
-  p.x = &x;
-  p.w = &w;
-  p.bias = bias;
-  p.residual = residual;
-  p.y = &y;
-  p.act = act;
+  detail::GemmProblem p = detail::make_gemm_problem("conv2d", x, w, bias, y, act, residual, out);
   p.conv = true;
   auto u32 = [](int64_t v) { return static_cast<uint32_t>(v); };
   detail::GemmPush& g = p.geometry;

@@ -37,6 +37,21 @@ bool same_buffer(const Tensor& a, const Tensor* b) { return b && a.buffer == b->
 
 void set_max_grid_rows_for_testing(uint32_t groups) { g_max_groups = groups ? groups : kMaxGroups; }
 
+GemmProblem make_gemm_problem(const char* op, const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor& y,
+                              Epilogue act, const Tensor* residual, const std::vector<int64_t>& out) {
+  expect_shape(op, "output", y, out);
+  if (bias) expect_shape(op, "bias", *bias, {w.dim(0)});
+  if (residual) expect_shape(op, "residual", *residual, out);
+  GemmProblem p;
+  p.x = &x;
+  p.w = &w;
+  p.bias = bias;
+  p.residual = residual;
+  p.y = &y;
+  p.act = act;
+  return p;
+}
+
 bool gemm_uses_coopmat(const Kernels& kernels, DType dtype) {
   return kernels.matmul_path() == Path::NvCoopMat && dtype == DType::F16 && kernels.path_available(Path::NvCoopMat);
 }

@@ -32,6 +32,11 @@ struct GemmProblem {
   GemmPush geometry; // M, N, K and (conv) the geometry fields; flags/m_groups_y are filled in
 };
 
+// Checks the output, bias and residual shapes against `out` (messages name `op`) and fills the
+// operand fields; the caller sets the geometry.
+GemmProblem make_gemm_problem(const char* op, const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor& y,
+                              Epilogue act, const Tensor* residual, const std::vector<int64_t>& out);
+
 // Whether this context sends problems of this dtype to the cooperative-matrix kernel.
 bool gemm_uses_coopmat(const Kernels& kernels, DType dtype);
 

@@ -21,17 +21,7 @@ std::vector<int64_t> linear_output_shape(const Tensor& x, const Tensor& w) {
 void linear(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor& y,
             Epilogue act, const Tensor* residual) {
   std::vector<int64_t> out = linear_output_shape(x, w);
-  expect_shape("linear", "output", y, out);
-  if (bias) expect_shape("linear", "bias", *bias, {w.dim(0)});
-  if (residual) expect_shape("linear", "residual", *residual, out);
-
-  detail::GemmProblem p;
-  p.x = &x;
-  p.w = &w;
-  p.bias = bias;
-  p.residual = residual;
-  p.y = &y;
-  p.act = act;
+  detail::GemmProblem p = detail::make_gemm_problem("linear", x, w, bias, y, act, residual, out);
   int64_t rows = 1;
   for (size_t i = 0; i + 1 < x.shape.size(); ++i) rows *= x.shape[i];
   p.geometry.M = static_cast<uint32_t>(rows);
