@@ -67,7 +67,10 @@ struct Engine::Impl {
   std::unique_ptr<nets::Vae> vae;
   std::unique_ptr<nets::UNet> unet;
   std::vector<float> text_embedding; // E, [77, D] (constant: the prompt is always "")
-  std::vector<float> zero_moments;   // posterior of the all-zero VAE input, NHWC [S/8, S/8, 8]
+  // Posterior of the all-zero VAE input, NHWC [S/8, S/8, 8]: computed at the first generation
+  // with guidance (not in open(): on a CPU device that VAE encode at 512x512 is most of the load
+  // time, and an element cycled through its states would pay it on every start).
+  std::vector<float> zero_moments;
   std::unique_ptr<StepProgram> step;
   std::unique_ptr<ConditionProgram> condition;
   std::unique_ptr<DecodeProgram> decode;
@@ -134,8 +137,6 @@ std::unique_ptr<Engine> Engine::open(const std::filesystem::path& model_dir, con
   impl->vae = std::make_unique<nets::Vae>(*impl->k, folder, impl->dtype);
   impl->unet = std::make_unique<nets::UNet>(*impl->k, folder, impl->dtype);
   impl->weight_bytes = impl->vision->weight_bytes() + impl->vae->weight_bytes() + impl->unet->weight_bytes();
-  const int64_t s = impl->configs.feature_extractor_vae.crop_height;
-  impl->zero_moments = impl->encode_moments(std::vector<float>(static_cast<size_t>(s * s * 3), 0.0f), s);
   impl->device->pipelines().save();
   impl->load_ms = ms_since(t0);
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
@@ -298,6 +299,7 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
       pipeline::posterior_sample(moments, noise(0, inj ? &inj->posterior_cond : nullptr, 1, hr, wr), c);
   std::vector<float> cond_lat;
   if (halves == 2) {
+    if (m.zero_moments.empty()) m.zero_moments = m.encode_moments(std::vector<float>(size_t(S * S * 3), 0.0f), S);
     cond_lat = pipeline::posterior_sample(m.zero_moments, noise(1, inj ? &inj->posterior_zero : nullptr, 1, hr, wr), c);
     cond_lat.insert(cond_lat.end(), cond.begin(), cond.end());
   } else {

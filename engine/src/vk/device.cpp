@@ -145,6 +145,7 @@ Device::Device(Instance& instance, const DeviceInfo& info, const DeviceOptions& 
 
 Device::~Device() {
   vkDeviceWaitIdle(device_);
+  if (!profiler_.empty()) profiler_.print(stderr, info_.name);
   pipelines_.reset();
   allocator_.reset();
   vkDestroySemaphore(device_, timeline_, nullptr);
@@ -173,6 +174,10 @@ uint64_t Device::submit(Recording& recording) {
     throw VulkanError(r, "vkQueueSubmit");
   }
   recording.last_submit = value;
+  if (recording.profiled()) {
+    std::lock_guard<std::mutex> plock(profile_mutex_);
+    profile_pending_.emplace_back(value, &recording);
+  }
   return value;
 }
 
@@ -185,6 +190,20 @@ void Device::wait(uint64_t value, uint64_t timeout_ms) {
   if (r == VK_TIMEOUT)
     throw Error(ErrorKind::Vulkan, "GPU work did not finish within " + std::to_string(timeout_ms) + " ms");
   check(r, "vkWaitSemaphores");
+  std::lock_guard<std::mutex> lock(profile_mutex_);
+  for (auto it = profile_pending_.begin(); it != profile_pending_.end();) {
+    if (it->first > value) {
+      ++it;
+      continue;
+    }
+    it->second->fold_profile(profiler_);
+    it = profile_pending_.erase(it);
+  }
+}
+
+void Device::forget(const Recording* recording) {
+  std::lock_guard<std::mutex> lock(profile_mutex_);
+  std::erase_if(profile_pending_, [&](const auto& p) { return p.second == recording; });
 }
 
 bool Device::is_done(uint64_t value) const {

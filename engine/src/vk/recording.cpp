@@ -3,12 +3,16 @@
 #include "z123/vk/device.hpp"
 #include "z123/vk/memory.hpp"
 #include "z123/vk/pipeline.hpp"
+#include "z123/vk/profiler.hpp"
 #include "z123/vk/vulkan_error.hpp"
 
 namespace z123::vk {
 namespace {
 
 constexpr uint32_t kSetsPerPool = 256;
+// Z123_PROFILE: commands timed per recording (a UNet step records about 1,500); later ones are
+// left out of the profile.
+constexpr uint32_t kProfileQueries = 8192;
 constexpr VkPipelineStageFlags kWorkStages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
 
 } // namespace
@@ -33,6 +37,14 @@ Recording::Recording(Device& device, uint32_t max_timestamps) : device_(device),
     check(vkCreateQueryPool(device.handle(), &qi, nullptr, &queries_), "vkCreateQueryPool");
     vkCmdResetQueryPool(cmd_, queries_, 0, max_timestamps_);
   }
+  if (Profiler::requested() && device.info().timestamps) {
+    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = kProfileQueries;
+    check(vkCreateQueryPool(device.handle(), &qi, nullptr, &profile_queries_), "vkCreateQueryPool");
+    vkCmdResetQueryPool(cmd_, profile_queries_, 0, kProfileQueries);
+    vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, profile_queries_, 0);
+  }
 }
 
 Recording::~Recording() {
@@ -44,7 +56,9 @@ Recording::~Recording() {
     }
   }
   for (VkDescriptorPool p : pools_) vkDestroyDescriptorPool(device_.handle(), p, nullptr);
+  device_.forget(this);
   if (queries_) vkDestroyQueryPool(device_.handle(), queries_, nullptr);
+  if (profile_queries_) vkDestroyQueryPool(device_.handle(), profile_queries_, nullptr);
   std::lock_guard<std::mutex> lock(device_.pool_mutex());
   vkFreeCommandBuffers(device_.handle(), device_.command_pool(), 1, &cmd_);
 }
@@ -133,6 +147,27 @@ void Recording::dispatch(const Pipeline& pipeline, const std::vector<Binding>& b
   vkCmdDispatch(cmd_, gx, gy, gz);
   for (const Binding& b : bindings) track(b.buffer, b.written);
   dispatches_++;
+  if (profile_queries_)
+    profile_mark(pipeline.name + " [" + std::to_string(gx) + "x" + std::to_string(gy) + "x" + std::to_string(gz) + "]");
+}
+
+void Recording::profile_mark(const std::string& label) {
+  if (profile_labels_.size() + 1 >= kProfileQueries) return;
+  profile_labels_.push_back(label);
+  vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, profile_queries_,
+                      static_cast<uint32_t>(profile_labels_.size()));
+}
+
+void Recording::fold_profile(Profiler& profiler) const {
+  if (!profile_queries_ || profile_labels_.empty()) return;
+  std::vector<uint64_t> ticks(profile_labels_.size() + 1);
+  check(vkGetQueryPoolResults(device_.handle(), profile_queries_, 0, static_cast<uint32_t>(ticks.size()),
+                              ticks.size() * sizeof(uint64_t), ticks.data(), sizeof(uint64_t),
+                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+        "vkGetQueryPoolResults");
+  double period_ms = device_.info().timestamp_period_ns * 1e-6;
+  for (size_t i = 0; i < profile_labels_.size(); ++i)
+    profiler.add(profile_labels_[i], static_cast<double>(ticks[i + 1] - ticks[i]) * period_ms);
 }
 
 void Recording::copy(const Buffer& src, const Buffer& dst, VkDeviceSize bytes, VkDeviceSize src_offset,
@@ -147,12 +182,14 @@ void Recording::copy(const Buffer& src, const Buffer& dst, VkDeviceSize bytes, V
   vkCmdCopyBuffer(cmd_, src.handle(), dst.handle(), 1, &region);
   track(&src, false);
   track(&dst, true);
+  if (profile_queries_) profile_mark("copy");
 }
 
 void Recording::fill(const Buffer& dst, uint32_t value, VkDeviceSize offset, VkDeviceSize bytes) {
   if (written_since_barrier_.count(dst.handle()) || read_since_barrier_.count(dst.handle())) barrier();
   vkCmdFillBuffer(cmd_, dst.handle(), offset, bytes, value);
   track(&dst, true);
+  if (profile_queries_) profile_mark("fill");
 }
 
 void Recording::timestamp(const std::string& label) {

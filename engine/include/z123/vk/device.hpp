@@ -9,10 +9,13 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "z123/vk/instance.hpp"
 #include "z123/vk/memory.hpp"
 #include "z123/vk/pipeline.hpp"
+#include "z123/vk/profiler.hpp"
 
 namespace z123::vk {
 
@@ -67,6 +70,8 @@ public:
   bool is_done(uint64_t value) const;
   void run(Recording& recording) { wait(submit(recording)); }
   void wait_idle();
+  // Recording's destructor: drop it from the profile's pending submissions (Z123_PROFILE).
+  void forget(const Recording* recording);
 
   // Host <-> device copies (synchronous). Mapped buffers are written directly; others go through
   // a staging buffer.
@@ -86,6 +91,10 @@ private:
   mutable std::mutex pool_mutex_;
   std::unique_ptr<Allocator> allocator_;
   std::unique_ptr<PipelineCache> pipelines_;
+  // Z123_PROFILE: submissions of profiled recordings not yet folded into profiler_.
+  Profiler profiler_;
+  std::mutex profile_mutex_;
+  std::vector<std::pair<uint64_t, const Recording*>> profile_pending_;
 };
 
 } // namespace z123::vk

@@ -59,8 +59,14 @@ public:
   VkCommandBuffer command_buffer() const { return cmd_; }
   uint64_t last_submit = 0; // timeline value of the last submission (set by Device::submit)
 
+  // Z123_PROFILE (z123/vk/profiler.hpp): whether this recording times each of its commands, and
+  // after a submission completed, adds those times to `profiler`.
+  bool profiled() const { return profile_queries_ != VK_NULL_HANDLE; }
+  void fold_profile(class Profiler& profiler) const;
+
 private:
   void track(const Buffer* buffer, bool written);
+  void profile_mark(const std::string& label);
   VkDescriptorSet allocate_set(VkDescriptorSetLayout layout, uint32_t buffers);
 
   Device& device_;
@@ -73,6 +79,8 @@ private:
   std::set<VkBuffer> written_since_barrier_, read_since_barrier_;
   bool finished_ = false;
   size_t dispatches_ = 0;
+  VkQueryPool profile_queries_ = VK_NULL_HANDLE;
+  std::vector<std::string> profile_labels_; // interval i ends at query i + 1
 };
 
 } // namespace z123::vk

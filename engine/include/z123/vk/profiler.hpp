@@ -1,0 +1,36 @@
+// Per-dispatch GPU timing for performance work, switched on with Z123_PROFILE=1: every recording
+// then writes a timestamp after each dispatch, copy and fill, and the device folds the intervals
+// of each completed submission into one table (kernel name and grid, calls, total and mean
+// time), printed to stderr when the device is destroyed. Timestamps at the bottom of the pipe
+// wait for the preceding work, so the numbers also include the gaps between dependent
+// dispatches; they are for finding where time goes, not for the benchmark tables.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace z123::vk {
+
+class Profiler {
+public:
+  // Z123_PROFILE set to anything but "" or "0" (read once per process).
+  static bool requested();
+
+  void add(const std::string& label, double ms);
+  bool empty() const;
+  // The table, largest total first; lines that together hold less than 1% are summed.
+  void print(std::FILE* out, const std::string& title) const;
+
+private:
+  struct Entry {
+    uint64_t calls = 0;
+    double total_ms = 0;
+  };
+  mutable std::mutex mutex_;
+  std::map<std::string, Entry> entries_;
+};
+
+} // namespace z123::vk

@@ -1,0 +1,57 @@
+#include "z123/vk/profiler.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace z123::vk {
+
+bool Profiler::requested() {
+  static const bool on = [] {
+    const char* v = std::getenv("Z123_PROFILE");
+    return v && *v && std::strcmp(v, "0") != 0;
+  }();
+  return on;
+}
+
+void Profiler::add(const std::string& label, double ms) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Entry& e = entries_[label];
+  e.calls++;
+  e.total_ms += ms;
+}
+
+bool Profiler::empty() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return entries_.empty();
+}
+
+void Profiler::print(std::FILE* out, const std::string& title) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::pair<std::string, Entry>> rows(entries_.begin(), entries_.end());
+  std::sort(rows.begin(), rows.end(),
+            [](const auto& a, const auto& b) { return a.second.total_ms > b.second.total_ms; });
+  double total = 0;
+  for (const auto& r : rows) total += r.second.total_ms;
+  std::fprintf(out, "== Z123_PROFILE: %s, %.3f ms of GPU time in %zu kernel/grid kinds\n", title.c_str(), total,
+               rows.size());
+  std::fprintf(out, "%10s %6s %8s %10s  %s\n", "total ms", "share", "calls", "mean us", "kernel [grid]");
+  double shown = 0;
+  uint64_t rest_calls = 0;
+  for (const auto& [label, e] : rows) {
+    if (total > 0 && shown >= 0.99 * total) {
+      rest_calls += e.calls;
+      continue;
+    }
+    shown += e.total_ms;
+    std::fprintf(out, "%10.3f %5.1f%% %8llu %10.1f  %s\n", e.total_ms, total > 0 ? 100 * e.total_ms / total : 0.0,
+                 static_cast<unsigned long long>(e.calls), 1000 * e.total_ms / static_cast<double>(e.calls),
+                 label.c_str());
+  }
+  if (rest_calls)
+    std::fprintf(out, "%10.3f %5.1f%% %8llu %10s  (the rest)\n", total - shown, 100 * (total - shown) / total,
+                 static_cast<unsigned long long>(rest_calls), "");
+}
+
+} // namespace z123::vk
