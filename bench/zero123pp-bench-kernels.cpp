@@ -4,6 +4,8 @@
 // storage, the path the device would use) and prints time, TFLOP/s or GB/s, and the ceilings
 // measured in the same run on the same GPU: a large vkCmdCopyBuffer for bandwidth, and, given
 // --ceilings, PyTorch's fp16 matmul / SDPA / GroupNorm+SiLU from bench/torch_ceilings.py.
+// The path is the one kernels::Kernels picks (NV cooperative matrix 2 where available), or the
+// one Z123_KERNEL_PATH=portable|nv|khr|nv2 names; the header line reports it.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>

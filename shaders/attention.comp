@@ -9,7 +9,9 @@
 // Variants (shaders/variants/attention.cmake), all from this one source:
 //   HEAD_DIM=D            head size
 //   DTYPE_F16             fp16 storage (fp32 otherwise)
-//   ATTN_NV_COOPMAT       GL_NV_cooperative_matrix path (fp16 only; tensor cores)
+//   ATTN_NV_COOPMAT       cooperative-matrix path (fp16 only; tensor cores): GL_NV_cooperative_matrix,
+//                         or GL_KHR_cooperative_matrix with COOPMAT_KHR as well
+//   ATTN_NV_COOPMAT2      GL_NV_cooperative_matrix2 path (fp16 only, not causal)
 //   portable tiling:      ATTN_DSPLIT (invocations per query), ATTN_QB (queries per workgroup),
 //                         ATTN_BK (keys per shared-memory tile)
 //
@@ -29,7 +31,9 @@ layout(push_constant) uniform Push {
 
 #define D HEAD_DIM
 
-#ifdef ATTN_NV_COOPMAT
+#if defined(ATTN_NV_COOPMAT2)
+#include "common/attention_nv_coopmat2.glsl"
+#elif defined(ATTN_NV_COOPMAT)
 #include "common/attention_nv_coopmat.glsl"
 #else
 #include "common/attention_portable.glsl"

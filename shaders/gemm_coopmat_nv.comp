@@ -1,5 +1,6 @@
 #version 450
-// GEMM on NV cooperative matrices (tensor cores), fp16 storage, fp32 accumulation.
+// GEMM on cooperative matrices (tensor cores), fp16 storage, fp32 accumulation: NV
+// cooperative matrix by default, KHR with COOPMAT_KHR (common/coopmat.glsl; same algorithm).
 // A separate source from gemm.comp because the algorithm differs entirely (workgroup-shared
 // tiles, subgroup matrix ops); bindings, push constants, conv geometry and the epilogue are
 // shared through common/gemm_io.glsl.
@@ -11,7 +12,8 @@
 // are stored as zeros in shared memory, so any M, N, K works. The epilogue stages the
 // accumulators through shared memory, where each element's (m, n) is known, and writes 8
 // halves per store.
-// Defines: DTYPE_F16 (required), CONV; BM, BN, BK, WARPS_M, WARPS_N, STAGES tune the tiling.
+// Defines: DTYPE_F16 (required), CONV, COOPMAT_KHR; BM, BN, BK, WARPS_M, WARPS_N, STAGES tune
+// the tiling. Subgroups must be 32 wide (the dispatch requires that of the device).
 // Spec constant 0 VEC8: 16-byte global loads along K (K % 8 == 0, or Cin % 8 == 0 for CONV);
 // otherwise element-wise gathers.
 //
@@ -21,8 +23,6 @@
 // subgroups of 64 x 64, BK 32, double buffering or 64-row tiles were 1.5-2x slower. Every loop
 // over fragments is [[unroll]]ed: left rolled, the accumulator arrays were indexed dynamically
 // and the kernel ran 3x slower.
-#extension GL_NV_cooperative_matrix : require
-#extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_EXT_control_flow_attributes : require
 
@@ -30,6 +30,7 @@
 #error "the cooperative-matrix GEMM is fp16 only"
 #endif
 #include "common/gemm_io.glsl"
+#include "common/coopmat.glsl"
 
 // Tile configuration (defines so that alternatives can be built and measured).
 #ifndef BM
@@ -87,9 +88,6 @@ layout(std430, binding = 4) writeonly buffer YBuf8 { uvec4 y8[]; };
 // by 4 floats (one unit).
 #define STG (WN / 4 + 1)
 shared uvec4 smem[STAGES * STAGE_UNITS];
-
-#define F16MAT fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
-#define F32MAT fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
 
 uint tile_m0, tile_n0;
 uvec4 ra[A_PASSES], rb[B_PASSES];
@@ -227,13 +225,14 @@ void main() {
   }
 #endif
 
-  F32MAT acc[FM][FN];
+  CM_F32ACC acc[FM][FN];
   [[unroll]] for (int i = 0; i < FM; ++i)
-    [[unroll]] for (int j = 0; j < FN; ++j) acc[i][j] = F32MAT(0.0);
+    [[unroll]] for (int j = 0; j < FN; ++j) acc[i][j] = CM_F32ACC(0.0);
 
   load_tiles(0);
   uint stage = 0;
-  F16MAT a[FM], b[FN];
+  CM_F16A a[FM];
+  CM_F16B b[FN];
   for (uint k0 = 0; k0 < pc.K; k0 += BK) {
     uint base = stage * STAGE_UNITS;
     store_tiles(base);
@@ -241,12 +240,12 @@ void main() {
     if (k0 + BK < pc.K) load_tiles(k0 + BK); // in flight during the matrix ops below
     [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
       [[unroll]] for (int i = 0; i < FM; ++i)
-        coopMatLoadNV(a[i], smem, base + (warp_m * WM + i * 16) * LDS + kk / 8, LDS, false);
+        cmLoad(a[i], smem, base + (warp_m * WM + i * 16) * LDS + kk / 8, LDS, CM_ROW_MAJOR);
       // W tile rows are output columns with K contiguous: B = W^T read column-major.
       [[unroll]] for (int j = 0; j < FN; ++j)
-        coopMatLoadNV(b[j], smem, base + B_BASE + (warp_n * WN + j * 16) * LDS + kk / 8, LDS, true);
+        cmLoad(b[j], smem, base + B_BASE + (warp_n * WN + j * 16) * LDS + kk / 8, LDS, CM_COL_MAJOR);
       [[unroll]] for (int i = 0; i < FM; ++i)
-        [[unroll]] for (int j = 0; j < FN; ++j) acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
+        [[unroll]] for (int j = 0; j < FN; ++j) acc[i][j] = cmMulAdd(a[i], b[j], acc[i][j]);
     }
     // With two buffers the next step writes the other one, which every subgroup finished
     // reading before the barrier above; one buffer must be drained first.
@@ -261,7 +260,7 @@ void main() {
   uint stg = warp * 16 * STG;
   uint r = lane >> 1, half_ = lane & 1u;
   [[unroll]] for (int i = 0; i < FM; ++i) {
-    [[unroll]] for (int j = 0; j < FN; ++j) coopMatStoreNV(acc[i][j], smem, stg + j * 4, STG, false);
+    [[unroll]] for (int j = 0; j < FN; ++j) cmStore(acc[i][j], smem, stg + j * 4, STG, CM_ROW_MAJOR);
     barrier();
     uint m = tile_m0 + warp_m * WM + i * 16 + r;
     [[unroll]] for (uint q = 0; q < WN / 16; ++q) {

@@ -1,5 +1,6 @@
-// NV cooperative-matrix attention path (tensor cores; included by attention.comp with
-// ATTN_NV_COOPMAT). fp16 storage and matrix inputs, fp32 accumulators, fp32 softmax.
+// Cooperative-matrix attention path (tensor cores; included by attention.comp with
+// ATTN_NV_COOPMAT): NV cooperative matrix, or KHR with COOPMAT_KHR (common/coopmat.glsl).
+// fp16 storage and matrix inputs, fp32 accumulators, fp32 softmax.
 //
 // Workgroup: NW subgroups of 32 invocations, each owning R x 16 query rows for one (head, batch).
 // Keys/values stream through a double-buffered shared-memory tile of BK rows (one barrier per
@@ -8,7 +9,8 @@
 //   S = Q·Kᵀ               R x BK/16 fp32 fragments (Q fragments stay in registers throughout)
 //   m = rowmax(S)·c        running max per row, alpha = exp2(m_old - m)
 //   P = exp2(S·c - m)      in registers; O and the partial row sums are rescaled by alpha
-//   O += P·V               P converted to fp16 fragments
+//   O += P·V               P converted to fp16 fragments (KHR: and through shared memory into
+//                          A operands, since KHR conversions cannot change a matrix's use)
 // Which row (and column) an invocation's element i of a fragment holds is implementation-
 // defined. The kernel learns it once, by loading a matrix whose entries are their own indices
 // (`where`); elements of fragments of one type share that layout, so per-row statistics can be
@@ -30,8 +32,7 @@
 //
 // Requirements (checked in attention.cpp): D a multiple of 16 (variants: 64), row strides and
 // column offsets multiples of 8 elements (16-byte loads), subgroup size 32.
-#extension GL_NV_cooperative_matrix : require
-#extension GL_KHR_memory_scope_semantics : require
+#include "common/coopmat.glsl"
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_vote : require
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -86,9 +87,6 @@ layout(std430, binding = 5) writeonly buffer OBuf { uvec4 o8[]; };
 #define SCR_BASE ((KV_AREA) > (Q_AREA) ? (KV_AREA) : (Q_AREA))
 #define IDX_BASE (SCR_BASE + ATTN_NW * SCR_UNITS) // the element-index matrix, 16 x LDS units
 shared uvec4 smem[IDX_BASE + 16 * LDS];
-
-#define F16MAT fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
-#define F32MAT fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
 
 const float NEG_INF = -1.0 / 0.0;
 const float M_INIT = -1.0e30; // finite: exp2(M_INIT - m) is 0, never inf - inf
@@ -156,9 +154,9 @@ float scratch_row(uint base, bool take_max) {
 }
 
 // Index matrix (entry (r, c) = 16 r + c) in the workgroup's shared IDX area.
-F32MAT element_index() {
-  F32MAT m;
-  coopMatLoadNV(m, smem, IDX_BASE, LDS, false);
+CM_F32ACC element_index() {
+  CM_F32ACC m;
+  cmLoad(m, smem, IDX_BASE, LDS, CM_ROW_MAJOR);
   return m;
 }
 
@@ -168,10 +166,10 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
   const uint qw = q0 + warp * ATTN_R * 16; // first query row of this subgroup
   const uint scr = SCR_BASE + warp * SCR_UNITS;
 
-  F16MAT qf[ATTN_R][ND];
+  CM_F16A qf[ATTN_R][ND];
   [[unroll]] for (uint r = 0; r < ATTN_R; ++r)
     [[unroll]] for (uint kd = 0; kd < ND; ++kd)
-      coopMatLoadNV(qf[r][kd], smem, (warp * ATTN_R * 16 + r * 16) * LDK + kd * 2, LDK, false);
+      cmLoad(qf[r][kd], smem, (warp * ATTN_R * 16 + r * 16) * LDK + kd * 2, LDK, CM_ROW_MAJOR);
 
   float m_lo[ATTN_R], m_hi[ATTN_R]; // QUAD: running max of rows g and g + 8 (log2 domain)
   [[unroll]] for (uint r = 0; r < ATTN_R; ++r) {
@@ -182,10 +180,10 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
     for (uint row = lane; row < ATTN_R * 16; row += gl_SubgroupSize)
       smem[scr + row * LDS + 4].x = floatBitsToUint(M_INIT);
 
-  F32MAT o[ATTN_R][ND], lsum[ATTN_R];
+  CM_F32ACC o[ATTN_R][ND], lsum[ATTN_R];
   [[unroll]] for (uint r = 0; r < ATTN_R; ++r) {
-    lsum[r] = F32MAT(0.0);
-    [[unroll]] for (uint dn = 0; dn < ND; ++dn) o[r][dn] = F32MAT(0.0);
+    lsum[r] = CM_F32ACC(0.0);
+    [[unroll]] for (uint dn = 0; dn < ND; ++dn) o[r][dn] = CM_F32ACC(0.0);
   }
 
   const float c = pc.scale_log2;
@@ -205,20 +203,20 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
     }
 
     // S = Q Kᵀ: K rows are keys with d contiguous, i.e. Kᵀ column-major.
-    F32MAT s[ATTN_R][NB];
+    CM_F32ACC s[ATTN_R][NB];
     [[unroll]] for (uint r = 0; r < ATTN_R; ++r)
-      [[unroll]] for (uint n = 0; n < NB; ++n) s[r][n] = F32MAT(0.0);
+      [[unroll]] for (uint n = 0; n < NB; ++n) s[r][n] = CM_F32ACC(0.0);
     [[unroll]] for (uint kd = 0; kd < ND; ++kd) {
       [[unroll]] for (uint n = 0; n < NB; ++n) {
-        F16MAT kt;
-        coopMatLoadNV(kt, smem, kb + n * 16 * LDK + kd * 2, LDK, true);
-        [[unroll]] for (uint r = 0; r < ATTN_R; ++r) s[r][n] = coopMatMulAddNV(qf[r][kd], kt, s[r][n]);
+        CM_F16B kt;
+        cmLoad(kt, smem, kb + n * 16 * LDK + kd * 2, LDK, CM_COL_MAJOR);
+        [[unroll]] for (uint r = 0; r < ATTN_R; ++r) s[r][n] = cmMulAdd(qf[r][kd], kt, s[r][n]);
       }
     }
 
     // Masks: keys past the end, and the causal diagonal where this tile crosses it.
     if (t0 + ATTN_BK > nkt || (pc.causal != 0 && t0 + ATTN_BK > qw + 1)) {
-      F32MAT where = element_index();
+      CM_F32ACC where = element_index();
       [[unroll]] for (uint r = 0; r < ATTN_R; ++r)
         [[unroll]] for (uint n = 0; n < NB; ++n)
           [[unroll]] for (int i = 0; i < s[r][n].length(); ++i) {
@@ -228,13 +226,13 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
           }
     }
 
-    F16MAT pf[ATTN_R][NB];
+    CM_F16ACC pf[ATTN_R][NB];
     [[unroll]] for (uint r = 0; r < ATTN_R; ++r) {
       // Row maxima of this tile: elementwise over the key fragments first.
-      F32MAT mx = s[r][0];
+      CM_F32ACC mx = s[r][0];
       [[unroll]] for (uint n = 1; n < NB; ++n)
         [[unroll]] for (int i = 0; i < mx.length(); ++i) mx[i] = max(mx[i], s[r][n][i]);
-      F32MAT mrow, arow; // per element: its row's running max and rescale factor
+      CM_F32ACC mrow, arow; // per element: its row's running max and rescale factor
       if (QUAD) {
         float lo = NEG_INF, hi = NEG_INF;
         [[unroll]] for (int i = 0; i < mx.length(); ++i) {
@@ -251,7 +249,7 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
           arow[i] = up ? ahi : alo;
         }
       } else {
-        coopMatStoreNV(mx, smem, scr + r * 16 * LDS, LDS, false);
+        cmStore(mx, smem, scr + r * 16 * LDS, LDS, CM_ROW_MAJOR);
         sync_subgroup();
         for (uint row = lane; row < 16; row += gl_SubgroupSize) {
           uint base = scr + (r * 16 + row) * LDS;
@@ -260,7 +258,7 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
           smem[base + 4].xy = floatBitsToUint(vec2(m_new, exp2(m_old - m_new)));
         }
         sync_subgroup();
-        F32MAT where = element_index();
+        CM_F32ACC where = element_index();
         [[unroll]] for (int i = 0; i < mx.length(); ++i) {
           vec2 stat = uintBitsToFloat(smem[scr + (r * 16 + (uint(where[i]) >> 4)) * LDS + 4].xy);
           mrow[i] = stat.x;
@@ -278,22 +276,41 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
           s[r][n][i] = p;
           lsum[r][i] += p;
         }
-        pf[r][n] = F16MAT(s[r][n]);
+        pf[r][n] = CM_F16ACC(s[r][n]);
       }
     }
     // O += P V; consecutive products go to different accumulators (no dependent chains).
     [[unroll]] for (uint n = 0; n < NB; ++n) {
+#if CM_ACC_TO_A
+#define P_OPERAND(r) pf[r][n]
+#else
+      // P's fp16 accumulators become A operands through this subgroup's scratch: units 0-3 of
+      // its rows, two alternating slots of 2 units (unit 4, the generic route's statistics,
+      // stays). Each slot is rewritten two key fragments later, after the next sync, by which
+      // point every invocation has loaded it.
+      CM_F16A pa[ATTN_R];
+      [[unroll]] for (uint r = 0; r < ATTN_R; ++r)
+        cmStore(pf[r][n], smem, scr + r * 16 * LDS + (n & 1u) * 2, LDS, CM_ROW_MAJOR);
+      sync_subgroup();
+      [[unroll]] for (uint r = 0; r < ATTN_R; ++r)
+        cmLoad(pa[r], smem, scr + r * 16 * LDS + (n & 1u) * 2, LDS, CM_ROW_MAJOR);
+#define P_OPERAND(r) pa[r]
+#endif
       [[unroll]] for (uint dn = 0; dn < ND; ++dn) {
-        F16MAT vf;
-        coopMatLoadNV(vf, smem, vb + n * 16 * LDK + dn * 2, LDK, false);
-        [[unroll]] for (uint r = 0; r < ATTN_R; ++r) o[r][dn] = coopMatMulAddNV(pf[r][n], vf, o[r][dn]);
+        CM_F16B vf;
+        cmLoad(vf, smem, vb + n * 16 * LDK + dn * 2, LDK, CM_ROW_MAJOR);
+        [[unroll]] for (uint r = 0; r < ATTN_R; ++r) o[r][dn] = cmMulAdd(P_OPERAND(r), vf, o[r][dn]);
       }
+#undef P_OPERAND
     }
     stage ^= 1u;
   }
+#if !CM_ACC_TO_A
+  sync_subgroup(); // the last tile's P loads are done before the scratch is written below
+#endif
 
   // 1 / row sum per element (the sum is >= 1: the row max contributes exp2(0)).
-  F32MAT inv[ATTN_R];
+  CM_F32ACC inv[ATTN_R];
   [[unroll]] for (uint r = 0; r < ATTN_R; ++r) {
     if (QUAD) {
       float lo = 0.0, hi = 0.0;
@@ -304,14 +321,14 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
       float ilo = 1.0 / quad_sum(lo), ihi = 1.0 / quad_sum(hi);
       [[unroll]] for (int i = 0; i < inv[r].length(); ++i) inv[r][i] = ((upmask >> i) & 1u) != 0u ? ihi : ilo;
     } else {
-      coopMatStoreNV(lsum[r], smem, scr + r * 16 * LDS, LDS, false);
+      cmStore(lsum[r], smem, scr + r * 16 * LDS, LDS, CM_ROW_MAJOR);
       sync_subgroup();
       for (uint row = lane; row < 16; row += gl_SubgroupSize) {
         uint base = scr + (r * 16 + row) * LDS;
         smem[base + 4].z = floatBitsToUint(1.0 / scratch_row(base, false));
       }
       sync_subgroup();
-      F32MAT where = element_index();
+      CM_F32ACC where = element_index();
       [[unroll]] for (int i = 0; i < inv[r].length(); ++i)
         inv[r][i] = uintBitsToFloat(smem[scr + (r * 16 + (uint(where[i]) >> 4)) * LDS + 4].z);
     }
@@ -323,8 +340,8 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
   [[unroll]] for (uint r = 0; r < ATTN_R; ++r) {
     [[unroll]] for (uint dn = 0; dn < ND; ++dn) {
       [[unroll]] for (int i = 0; i < inv[r].length(); ++i) o[r][dn][i] *= inv[r][i];
-      F16MAT oh = F16MAT(o[r][dn]);
-      coopMatStoreNV(oh, smem, ostage + r * 16 * LDK + dn * 2, LDK, false);
+      CM_F16ACC oh = CM_F16ACC(o[r][dn]);
+      cmStore(oh, smem, ostage + r * 16 * LDK + dn * 2, LDK, CM_ROW_MAJOR);
     }
   }
   sync_subgroup();
@@ -355,7 +372,7 @@ void main() {
 
   // Route choice: QUAD when every element of this invocation lies in row g or g + 8 (g = lane/4);
   // bit i of upmask marks the elements in row g + 8.
-  F32MAT where = element_index();
+  CM_F32ACC where = element_index();
   bool quad_ok = gl_SubgroupSize == 32 && where.length() <= 32;
   uint upmask = 0;
   [[unroll]] for (int i = 0; i < where.length(); ++i) {

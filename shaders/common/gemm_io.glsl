@@ -43,8 +43,8 @@ float gemm_erf(float v) {
   return v < 0.0 ? -r : r;
 }
 
-// bias, activation, then residual (resnet: shortcut + conv2 output), all in fp32.
-float gemm_epilogue(float v, uint m, uint n) {
+// bias and activation of column n, in fp32 (the first part of gemm_epilogue).
+float gemm_bias_act(float v, uint n) {
   if ((pc.flags & GEMM_HAS_BIAS) != 0u) v += LOAD(bias[n]);
   uint act = pc.flags >> GEMM_ACT_SHIFT;
   if (act == GEMM_ACT_GELU) {
@@ -52,6 +52,12 @@ float gemm_epilogue(float v, uint m, uint n) {
   } else if (act == GEMM_ACT_SILU) {
     v = v / (1.0 + exp(-v)); // exp overflow to inf gives -0, the right limit
   }
+  return v;
+}
+
+// bias, activation, then residual (resnet: shortcut + conv2 output), all in fp32.
+float gemm_epilogue(float v, uint m, uint n) {
+  v = gemm_bias_act(v, n);
   if ((pc.flags & GEMM_HAS_RESIDUAL) != 0u) v += LOAD(residual[m * pc.N + n]);
   return v;
 }

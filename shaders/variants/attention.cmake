@@ -27,3 +27,10 @@ z123_shader(NAME attention_d64_nvcm_f16 SOURCE attention.comp
 # GPUs whose accumulator layout would take the quad route (Z123_ATTN_COOPMAT_GENERIC=1).
 z123_shader(NAME attention_d64_nvcm_generic_f16 SOURCE attention.comp
             DEFINES HEAD_DIM=64 ATTN_NV_COOPMAT ATTN_FORCE_GENERIC DTYPE_F16 REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
+# Both again on KHR cooperative matrix (glslc with GL_KHR_cooperative_matrix only). P reaches
+# P·V through the per-subgroup scratch, so the shared memory is the same 47.25 KiB.
+z123_shader(NAME attention_d64_khrcm_f16 SOURCE attention.comp
+            DEFINES HEAD_DIM=64 ATTN_NV_COOPMAT COOPMAT_KHR DTYPE_F16 REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3)
+z123_shader(NAME attention_d64_khrcm_generic_f16 SOURCE attention.comp
+            DEFINES HEAD_DIM=64 ATTN_NV_COOPMAT COOPMAT_KHR ATTN_FORCE_GENERIC DTYPE_F16 REQUIRES KHR_COOPMAT
+            TARGET_ENV vulkan1.3)

@@ -1,6 +1,7 @@
 # GEMM family (engine/src/kernels/gemm_dispatch.cpp): linear layers and implicit-GEMM conv2d.
-# gemm.comp is the portable register-tiled kernel; gemm_coopmat_nv.comp the NV cooperative-matrix
-# kernel (fp16 only). CONV selects the implicit-im2col loader in both.
+# gemm.comp is the portable register-tiled kernel; gemm_coopmat_nv.comp the cooperative-matrix
+# kernel (fp16 only), built for NV cooperative matrix (_nv) and, with COOPMAT_KHR, for KHR
+# cooperative matrix (_khr). CONV selects the implicit-im2col loader in both.
 foreach(dt f32 f16)
   if(dt STREQUAL "f16")
     set(dt_def DTYPE_F16)
@@ -24,4 +25,10 @@ foreach(kind "" "_conv")
   # N <= 16 (conv_out to RGB, latent convs): 128 x 16 tiles, one 16 x 16 fragment per subgroup.
   z123_shader(NAME gemm${kind}_nv_narrow_f16 SOURCE gemm_coopmat_nv.comp
               DEFINES DTYPE_F16 ${conv_def} BN=16 WARPS_M=8 WARPS_N=1 REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
+  # The same two tilings on KHR cooperative matrix (glslc with GL_KHR_cooperative_matrix only).
+  z123_shader(NAME gemm${kind}_khr_f16 SOURCE gemm_coopmat_nv.comp DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def}
+              REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3)
+  z123_shader(NAME gemm${kind}_khr_narrow_f16 SOURCE gemm_coopmat_nv.comp
+              DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BN=16 WARPS_M=8 WARPS_N=1 REQUIRES KHR_COOPMAT
+              TARGET_ENV vulkan1.3)
 endforeach()

@@ -64,13 +64,17 @@ std::vector<double> reference_conv2d_nhwc(const std::vector<float>& x, const std
 std::vector<GemmCase> gemm_test_cases() {
   return {{kernels::Path::Portable, DType::F32},
           {kernels::Path::Portable, DType::F16},
-          {kernels::Path::NvCoopMat, DType::F16}};
+          {kernels::Path::NvCoopMat, DType::F16},
+          {kernels::Path::KhrCoopMat, DType::F16},
+          {kernels::Path::NvCoopMat2, DType::F16}};
 }
 
 std::string gemm_case_name(const GemmCase& c) {
-  std::string p = c.path == kernels::Path::Portable    ? "portable"
-                  : c.path == kernels::Path::NvCoopMat ? "nvcoopmat"
-                                                       : "other";
+  std::string p = c.path == kernels::Path::Portable     ? "portable"
+                  : c.path == kernels::Path::NvCoopMat  ? "nvcoopmat"
+                  : c.path == kernels::Path::KhrCoopMat ? "khrcoopmat"
+                  : c.path == kernels::Path::NvCoopMat2 ? "nvcoopmat2"
+                                                        : "other";
   return p + "_" + dtype_name(c.dtype);
 }
 

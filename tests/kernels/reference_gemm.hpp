@@ -37,7 +37,8 @@ std::vector<double> reference_conv2d_nhwc(const std::vector<float>& x, const std
 // ---- shared by test_matmul.cpp and test_conv2d.cpp ----
 
 // One implementation path and storage dtype: the GEMM tests run every case once per entry of
-// gemm_test_cases() (portable f32, portable f16, NV cooperative matrix f16).
+// gemm_test_cases() (portable f32, portable f16, NV cooperative matrix f16, NV cooperative
+// matrix 2 f16; the coopmat cases skip where the path is unavailable).
 struct GemmCase {
   kernels::Path path;
   DType dtype;

@@ -72,7 +72,7 @@ Tolerance tolerance(const Case& c) {
   const double mag = c.magnitude;
   double atol = mag * (1e-5 + 4e-7 * mag * mag * std::sqrt(static_cast<double>(c.head_dim)));
   double rtol = c.dtype == DType::F16 ? 1e-3 : 1e-5;
-  if (c.path == Path::NvCoopMat) atol += 1e-3 * mag;
+  if (c.path == Path::NvCoopMat || c.path == Path::KhrCoopMat || c.path == Path::NvCoopMat2) atol += 1e-3 * mag;
   return {atol, rtol};
 }
 
@@ -398,29 +398,29 @@ TEST_F(AttentionCoopMat, GenericRowReductions) {
 }
 
 // Level-0 UNet self-attention with the reference tokens (spec §14.4): B 2, 5 heads x 64,
-// Nq 9600, Nk 9600 + 4096; checks a sample of rows (the float64 reference of all rows is slow)
-// and prints the kernel time.
-TEST_F(AttentionCoopMat, UnetLevel0) {
+// Nq 9600, Nk 9600 + 4096, on one coopmat path; checks a sample of rows (the float64 reference
+// of all rows is slow) and prints the kernel time.
+void check_unet_level0(vk::Device& dev, Path path) {
   Case c;
   c.dtype = DType::F16;
-  c.path = Path::NvCoopMat;
+  c.path = path;
   c.heads = 5;
   c.nq = 9600;
   c.nk = 9600;
   c.nk2 = 4096;
   const uint64_t seed = test::test_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  kernels::Kernels kern(device());
-  kern.set_attention_path(Path::NvCoopMat);
+  kernels::Kernels kern(dev);
+  kern.set_attention_path(path);
   const int64_t hd = c.heads * c.head_dim;
-  HostTensor q = make_input(device(), c, {c.batch, c.nq, hd}, seed, "q");
-  HostTensor k = make_input(device(), c, {c.batch, c.nk, hd}, seed + 1, "k");
-  HostTensor v = make_input(device(), c, {c.batch, c.nk, hd}, seed + 2, "v");
-  HostTensor k2 = make_input(device(), c, {c.batch, c.nk2, hd}, seed + 3, "k2");
-  HostTensor v2 = make_input(device(), c, {c.batch, c.nk2, hd}, seed + 4, "v2");
-  Tensor out = make_tensor(device(), c.dtype, {c.batch, c.nq, hd}, "out");
-  test::poison(device(), out);
-  vk::Recording rec(device(), 2);
+  HostTensor q = make_input(dev, c, {c.batch, c.nq, hd}, seed, "q");
+  HostTensor k = make_input(dev, c, {c.batch, c.nk, hd}, seed + 1, "k");
+  HostTensor v = make_input(dev, c, {c.batch, c.nk, hd}, seed + 2, "v");
+  HostTensor k2 = make_input(dev, c, {c.batch, c.nk2, hd}, seed + 3, "k2");
+  HostTensor v2 = make_input(dev, c, {c.batch, c.nk2, hd}, seed + 4, "v2");
+  Tensor out = make_tensor(dev, c.dtype, {c.batch, c.nq, hd}, "out");
+  test::poison(dev, out);
+  vk::Recording rec(dev, 2);
   rec.timestamp("start");
   kernels::attention(kern, rec, {&q.t}, {&k.t}, {&v.t}, out, {c.heads, c.head_dim}, {&k2.t}, {&v2.t});
   rec.timestamp("attention");
@@ -428,11 +428,12 @@ TEST_F(AttentionCoopMat, UnetLevel0) {
   // Warm up first: an idle GPU needs tens of ms of work before its clocks settle.
   double best = 1e30;
   for (int i = 0; i < 20; ++i) {
-    device().run(rec);
+    dev.run(rec);
     if (i >= 10) best = std::min(best, rec.timings().back().second);
   }
   const double flop = 4.0 * c.batch * c.heads * c.nq * (c.nk + c.nk2) * c.head_dim;
-  std::printf("attention L0 (B2 H5 D64 Nq 9600 Nk 13696): %.3f ms, %.1f TFLOP/s\n", best, flop / best * 1e-9);
+  std::printf("attention L0 (B2 H5 D64 Nq 9600 Nk 13696, %s): %.3f ms, %.1f TFLOP/s\n", kernels::path_name(path), best,
+              flop / best * 1e-9);
 
   // Reference for a sample of query rows: run the reference on a Q made of those rows only.
   std::vector<int64_t> rows = {0, 1, 127, 128, 4999, 9471, 9599};
@@ -444,7 +445,7 @@ TEST_F(AttentionCoopMat, UnetLevel0) {
   std::vector<double> ref = test::reference_attention(c.batch, c.heads, c.head_dim, 1.0 / 8.0, false, {&qs, nr, hd, 0},
                                                       {&k.data, c.nk, hd, 0}, {&v.data, c.nk, hd, 0},
                                                       {&k2.data, c.nk2, hd, 0}, {&v2.data, c.nk2, hd, 0});
-  std::vector<float> got_all = download(device(), out), got(ref.size());
+  std::vector<float> got_all = download(dev, out), got(ref.size());
   for (int64_t b = 0; b < c.batch; ++b)
     for (int64_t r = 0; r < nr; ++r)
       for (int64_t e = 0; e < hd; ++e) got[(b * nr + r) * hd + e] = got_all[(b * c.nq + rows[r]) * hd + e];
@@ -453,6 +454,82 @@ TEST_F(AttentionCoopMat, UnetLevel0) {
   size_t poisoned = 0;
   for (float x : got_all) poisoned += x == test::kPoisonValue;
   EXPECT_EQ(poisoned, 0u) << "output elements never written";
+}
+
+TEST_F(AttentionCoopMat, UnetLevel0) { check_unet_level0(device(), Path::NvCoopMat); }
+
+// ---- KHR cooperative-matrix path: the same kernel built for GL_KHR_cooperative_matrix ----
+
+class AttentionKhrCoopMat : public Attention {
+protected:
+  void SetUp() override {
+    Attention::SetUp();
+    if (!kernels::Kernels(device()).path_available(Path::KhrCoopMat))
+      GTEST_SKIP() << "KHR cooperative matrix path not available on this device/build (needs a glslc with "
+                      "GL_KHR_cooperative_matrix, and VK_KHR_cooperative_matrix with 16x16x16 fp16 shapes at "
+                      "subgroup scope and 32-wide subgroups)";
+  }
+};
+
+TEST_F(AttentionKhrCoopMat, Shapes) {
+  for (Case c : coopmat_cases()) {
+    c.path = Path::KhrCoopMat;
+    check(c);
+  }
+}
+
+// As AttentionCoopMat.GenericRowReductions; P reaches P·V through shared memory on either route.
+TEST_F(AttentionKhrCoopMat, GenericRowReductions) {
+  setenv("Z123_ATTN_COOPMAT_GENERIC", "1", 1);
+  for (Case c : coopmat_cases()) {
+    c.path = Path::KhrCoopMat;
+    check(c);
+  }
+  unsetenv("Z123_ATTN_COOPMAT_GENERIC");
+}
+
+TEST_F(AttentionKhrCoopMat, UnetLevel0) { check_unet_level0(device(), Path::KhrCoopMat); }
+
+// ---- NV cooperative matrix 2 path (fp16, workgroup-scope matrices): skipped where unavailable ----
+
+class AttentionCoopMat2 : public Attention {
+protected:
+  void SetUp() override {
+    Attention::SetUp();
+    kernels::Kernels kern(device());
+    if (!kern.path_available(Path::NvCoopMat2))
+      GTEST_SKIP() << "NV cooperative matrix 2 path not available on this device/build";
+  }
+  // The coopmat cases on Path::NvCoopMat2 (the causal one exercises its fallback to v1).
+  void check_all() {
+    for (Case c : coopmat_cases()) {
+      c.path = Path::NvCoopMat2;
+      check(c);
+    }
+  }
+};
+
+TEST_F(AttentionCoopMat2, Shapes) { check_all(); }
+TEST_F(AttentionCoopMat2, Shapes128Rows) {
+  test::ScopedEnv rows("Z123_ATTN_CM2_ROWS", "128");
+  check_all();
+}
+// Both sources with partial tiles in each, more query blocks than one of either variant.
+TEST_F(AttentionCoopMat2, PartialTilesBothSources) {
+  Case c = with(Case{}, DType::F16, Path::NvCoopMat2);
+  c.heads = 2;
+  c.nq = 200;
+  c.nk = 70;
+  c.nk2 = 65;
+  check(c);
+  c.nk = 64;
+  c.nk2 = 1;
+  check(c);
+}
+TEST_F(AttentionCoopMat2, UnetLevel0) { check_unet_level0(device(), Path::NvCoopMat2); }
+TEST_F(AttentionCoopMat2, UnetLevel0Rows128) {
+  test::ScopedEnv rows("Z123_ATTN_CM2_ROWS", "128");
+  check_unet_level0(device(), Path::NvCoopMat2);
 }
 
 // Timings of the model's attention shapes (spec §14.4) on the portable and, where available,
@@ -472,7 +549,7 @@ TEST_F(Attention, DISABLED_AttentionBench) {
       {"clip vision 1x16x257x257x80", 1, 16, 80, 257, 257, 0},
   };
   kernels::Kernels kern(device());
-  for (Path path : {Path::Portable, Path::NvCoopMat}) {
+  for (Path path : {Path::Portable, Path::NvCoopMat, Path::KhrCoopMat, Path::NvCoopMat2}) {
     if (!kern.path_available(path)) continue;
     kern.set_attention_path(path);
     for (const Shape& s : shapes) {

@@ -110,6 +110,17 @@ TEST_P(Conv2d, Cin12Stride2Pad1) {
   check({1, 9, 9, 12, 20, 3, 3}, kernels::conv_pad(1, 2), false, true, Epilogue::None);
 }
 
+// Fused upsampling over several row tiles, with residual and SiLU, Cin % 8 == 0.
+TEST_P(Conv2d, NearestUpsample2MultiTileResidualSilu) {
+  check({2, 9, 11, 24, 40, 3, 3}, pads(1, 1, 1, 1, 1, 2), true, true, Epilogue::Silu);
+}
+// Stride 2 on the coopmat2 kernel's 128 x 256 tiles (pinned): K = 648, ten whole 64-deep steps
+// and a partial one, a partial second tile in N.
+TEST_P(Conv2d, Stride2WideTilesGelu) {
+  test::ScopedEnv tile("Z123_GEMM_CM2_TILE_N", "256");
+  check({1, 17, 15, 72, 264, 3, 3}, kernels::conv_pad(1, 2), true, false, Epilogue::Gelu);
+}
+
 INSTANTIATE_TEST_SUITE_P(Gemm, Conv2d, ::testing::ValuesIn(test::gemm_test_cases()),
                          [](const auto& param_info) { return test::gemm_case_name(param_info.param); });
 

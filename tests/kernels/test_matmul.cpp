@@ -85,6 +85,16 @@ TEST_P(Linear, MultiTile) { check({300}, 136, 260, true, true, Epilogue::None); 
 // Time-embedding shape: few rows, K % 8 == 0.
 TEST_P(Linear, FewRows) { check({2}, 320, 1280, true, false, Epilogue::Silu); }
 TEST_P(Linear, SingleColumnAndRow) { check({1}, 1, 1, true, false, Epilogue::None); }
+// The coopmat2 kernel's 128 x 256 tiles (pinned; chosen by size otherwise): a partial second
+// tile in N, K of three whole 64-deep steps plus a partial one, every epilogue.
+TEST_P(Linear, WideTilesPartialKStep) {
+  test::ScopedEnv tile("Z123_GEMM_CM2_TILE_N", "256");
+  check({3, 70}, 200, 300, true, true, Epilogue::Gelu);
+  check({2, 33}, 136, 264, false, true, Epilogue::Silu);
+}
+// K odd (rows not 16-byte aligned: tensor loads of unaligned rows), N just above the narrow
+// kernels' limit of 16.
+TEST_P(Linear, OddKJustWiderThanNarrow) { check({2, 65}, 453, 17, true, true, Epilogue::Silu); }
 
 INSTANTIATE_TEST_SUITE_P(Gemm, Linear, ::testing::ValuesIn(test::gemm_test_cases()),
                          [](const auto& param_info) { return test::gemm_case_name(param_info.param); });
@@ -129,12 +139,32 @@ TEST_F(LinearArgs, WrongShapesAndDtypesThrowInvalidArgument) {
 
 TEST_F(LinearArgs, CoopMatPathIsTakenOnlyForF16) {
   kernels::Kernels k(device());
-  if (!k.path_available(kernels::Path::NvCoopMat)) GTEST_SKIP() << "no NV cooperative matrix on this device";
+  bool any = false;
+  for (kernels::Path path : {kernels::Path::NvCoopMat, kernels::Path::KhrCoopMat}) {
+    if (!k.path_available(path)) continue;
+    any = true;
+    SCOPED_TRACE(kernels::path_name(path));
+    k.set_matmul_path(path);
+    EXPECT_TRUE(kernels::detail::gemm_uses_coopmat(k, DType::F16));
+    EXPECT_FALSE(kernels::detail::gemm_uses_coopmat(k, DType::F32));
+    k.set_matmul_path(kernels::Path::Portable);
+    EXPECT_FALSE(kernels::detail::gemm_uses_coopmat(k, DType::F16));
+  }
+  if (!any) GTEST_SKIP() << "no NV or KHR cooperative matrix path on this device/build";
+}
+
+// Path::NvCoopMat2 takes fp16 problems wider than 16 columns; the narrower ones go to the v1
+// kernel's 128 x 16 tiles.
+TEST_F(LinearArgs, CoopMat2TakesF16WiderThan16) {
+  kernels::Kernels k(device());
+  if (!k.path_available(kernels::Path::NvCoopMat2)) GTEST_SKIP() << "no NV cooperative matrix 2 on this device";
+  k.set_matmul_path(kernels::Path::NvCoopMat2);
+  EXPECT_TRUE(kernels::detail::gemm_uses_coopmat2(k, DType::F16, 17));
+  EXPECT_FALSE(kernels::detail::gemm_uses_coopmat2(k, DType::F16, 16));
+  EXPECT_FALSE(kernels::detail::gemm_uses_coopmat2(k, DType::F32, 320));
+  EXPECT_EQ(kernels::detail::gemm_uses_coopmat(k, DType::F16), k.path_available(kernels::Path::NvCoopMat));
   k.set_matmul_path(kernels::Path::NvCoopMat);
-  EXPECT_TRUE(kernels::detail::gemm_uses_coopmat(k, DType::F16));
-  EXPECT_FALSE(kernels::detail::gemm_uses_coopmat(k, DType::F32));
-  k.set_matmul_path(kernels::Path::Portable);
-  EXPECT_FALSE(kernels::detail::gemm_uses_coopmat(k, DType::F16));
+  EXPECT_FALSE(kernels::detail::gemm_uses_coopmat2(k, DType::F16, 320));
 }
 
 // More row tiles than one grid dimension may hold spill into grid z. Real sizes never reach

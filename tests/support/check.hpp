@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -38,5 +39,15 @@ ErrorReport compare(const std::vector<float>& got, const std::vector<double>& re
 constexpr float kPoisonValue = -12345.0f;
 // Fills a device tensor with the poison value.
 void poison(vk::Device& device, const Tensor& t);
+
+// Sets an environment variable for one scope: the kernels read their test and tuning knobs
+// (Z123_GEMM_CM2_TILE_N, Z123_ATTN_CM2_ROWS, ...) each time they record.
+struct ScopedEnv {
+  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+  const char* name_;
+};
 
 } // namespace z123::test

@@ -110,10 +110,19 @@ void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, AttnOpera
   if (out.numel() > std::numeric_limits<uint32_t>::max())
     throw unsupported(std::string(kOp) + ": out " + out.describe() + " needs element indices beyond 32 bits");
 
-  const bool coopmat = kernels.attention_path() == Path::NvCoopMat && dtype == DType::F16 &&
-                       kernels.device().info().subgroup_size == 32 && attention_coopmat_supports(p.head_dim) &&
-                       coopmat_aligned(q) && coopmat_aligned(k) && coopmat_aligned(v) &&
+  const bool aligned = coopmat_aligned(q) && coopmat_aligned(k) && coopmat_aligned(v) &&
                        (!second || (coopmat_aligned(k2) && coopmat_aligned(v2)));
+  // NV cooperative matrix 2: head size 64 (every UNet head), not causal (CLIP text only); the
+  // other problems of that path take the NV v1 kernel where present.
+  const bool coopmat2 = kernels.attention_path() == Path::NvCoopMat2 && dtype == DType::F16 && p.head_dim == 64 &&
+                        !p.causal && aligned && kernels.path_available(Path::NvCoopMat2);
+  const bool nv_fallback = kernels.attention_path() == Path::NvCoopMat2 && kernels.path_available(Path::NvCoopMat);
+  const bool nv =
+      (kernels.attention_path() == Path::NvCoopMat || nv_fallback) && kernels.device().info().subgroup_size == 32;
+  // The same kernel on KHR cooperative matrix; path_available has checked that its pipeline can
+  // be given 32-wide subgroups (requested below where that is not the device's only size).
+  const bool khr = kernels.attention_path() == Path::KhrCoopMat && kernels.path_available(Path::KhrCoopMat);
+  const bool coopmat = (nv || khr) && dtype == DType::F16 && attention_coopmat_supports(p.head_dim) && aligned;
 
   const double scale = p.scale > 0 ? p.scale : 1.0 / std::sqrt(static_cast<double>(p.head_dim));
   auto u32 = [](int64_t x) { return static_cast<uint32_t>(x); };
@@ -122,15 +131,30 @@ void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, AttnOpera
             u32(v.stride),  u32(v.offset),  u32(k2.stride),         u32(k2.offset),
             u32(v2.stride), u32(v2.offset), p.causal ? 1u : 0u,     static_cast<float>(scale * kLog2e)};
 
+  if (coopmat2) {
+    // Z123_ATTN_CM2_ROWS=128 takes the 128-row variant (benchmarks compare the two).
+    const char* rows = std::getenv("Z123_ATTN_CM2_ROWS");
+    const bool br128 = rows && std::string(rows) == "128";
+    const uint32_t subgroup = kernels.device().features().subgroup_size_control ? 32 : 0;
+    const vk::Pipeline& pipe = kernels.pipeline(br128 ? "attention_d64_nvcm2_br128_f16" : "attention_d64_nvcm2_f16", 6,
+                                                sizeof(Push), {}, subgroup);
+    rec.dispatch(pipe,
+                 {vk::in(q.t->buf()), vk::in(k.t->buf()), vk::in(v.t->buf()), vk::in(k2.t->buf()), vk::in(v2.t->buf()),
+                  vk::out(out.buf())},
+                 &push, sizeof push, div_up(q.n, br128 ? 128 : 64), u32(p.heads), u32(batch));
+    return;
+  }
+
   const std::string base = "attention_d" + std::to_string(p.head_dim);
   // Test knob: Z123_ATTN_COOPMAT_GENERIC=1 takes the coopmat variant with the generic
   // (shared-memory) row reductions, which NVIDIA GPUs would otherwise never run.
   const char* generic = std::getenv("Z123_ATTN_COOPMAT_GENERIC");
   const bool force_generic = generic && std::string(generic) == "1";
   const std::string shader =
-      coopmat ? base + (force_generic ? "_nvcm_generic_f16" : "_nvcm_f16") : variant(base, dtype);
+      coopmat ? base + (khr ? "_khrcm" : "_nvcm") + (force_generic ? "_generic_f16" : "_f16") : variant(base, dtype);
   const int64_t per_group = coopmat ? kCoopmatQueriesPerGroup : portable_queries_per_group(p.head_dim);
-  const vk::Pipeline& pipe = kernels.pipeline(shader, 6, sizeof(Push));
+  const vk::Pipeline& pipe =
+      kernels.pipeline(shader, 6, sizeof(Push), {}, coopmat && khr ? coopmat_subgroup_size(kernels.device()) : 0);
   rec.dispatch(pipe,
                {vk::in(q.t->buf()), vk::in(k.t->buf()), vk::in(v.t->buf()), vk::in(k2.t->buf()), vk::in(v2.t->buf()),
                 vk::out(out.buf())},

@@ -1,6 +1,7 @@
 #include "kernels/gemm_dispatch.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "z123/error.hpp"
@@ -24,6 +25,10 @@ constexpr uint32_t kNarrowBlock = 4;
 // conv_out 128->3 took 12 ms on an H200 with them).
 constexpr uint32_t kCoopTileM = 128, kCoopTileN = 128, kCoopNarrowN = 16;
 constexpr uint32_t kCoopSubgroup = 32;
+// NV cooperative matrix 2 kernel (gemm_coopmat2.comp): 128 x 128 tiles, or 128 x 256 where that
+// still gives enough workgroups to fill the GPU (an H200 has 132 SMs: two waves at least).
+// Problems with N <= kCoopNarrowN keep the v1 kernel's 128 x 16 tiles.
+constexpr uint32_t kCm2TileM = 128, kCm2TileN = 128, kCm2WideTileN = 256, kCm2WideMinGroups = 264;
 
 // Spreads `tiles` row tiles over grid y and z, each at most kMaxGroups.
 void split_rows(uint32_t tiles, uint32_t& gy, uint32_t& gz) {
@@ -53,7 +58,16 @@ GemmProblem make_gemm_problem(const char* op, const Tensor& x, const Tensor& w, 
 }
 
 bool gemm_uses_coopmat(const Kernels& kernels, DType dtype) {
-  return kernels.matmul_path() == Path::NvCoopMat && dtype == DType::F16 && kernels.path_available(Path::NvCoopMat);
+  if (dtype != DType::F16) return false;
+  if (kernels.matmul_path() == Path::KhrCoopMat) return kernels.path_available(Path::KhrCoopMat);
+  // Path::NvCoopMat2 sends the shapes its kernel does not cover (N <= 16) to the v1 kernel.
+  const bool nv = kernels.matmul_path() == Path::NvCoopMat || kernels.matmul_path() == Path::NvCoopMat2;
+  return nv && kernels.path_available(Path::NvCoopMat);
+}
+
+bool gemm_uses_coopmat2(const Kernels& kernels, DType dtype, uint32_t n) {
+  return kernels.matmul_path() == Path::NvCoopMat2 && dtype == DType::F16 && n > kCoopNarrowN &&
+         kernels.path_available(Path::NvCoopMat2);
 }
 
 void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const GemmProblem& p) {
@@ -84,11 +98,29 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   std::string base = p.conv ? "gemm_conv" : "gemm";
   uint32_t gy = 0, gz = 0;
 
-  if (gemm_uses_coopmat(kernels, x.dtype)) {
+  if (gemm_uses_coopmat2(kernels, x.dtype, push.N)) {
     uint32_t subgroup = kernels.device().features().subgroup_size_control ? kCoopSubgroup : 0;
+    // Z123_GEMM_CM2_TILE_N=128|256 pins the tile width (benchmarks compare the two).
+    const char* forced = std::getenv("Z123_GEMM_CM2_TILE_N");
+    bool wide = forced && *forced
+                    ? std::string(forced) == "256"
+                    : uint64_t{div_up(push.M, kCm2TileM)} * div_up(push.N, kCm2WideTileN) >= kCm2WideMinGroups;
+    const uint32_t tile_n = wide ? kCm2WideTileN : kCm2TileN;
+    const vk::Pipeline& pipe = kernels.pipeline(variant(base + (wide ? "_nvcm2_l" : "_nvcm2"), x.dtype), 5, sizeof push,
+                                                {run % 8 == 0 ? 1u : 0u}, subgroup);
+    split_rows(div_up(push.M, kCm2TileM), gy, gz);
+    push.m_groups_y = gy;
+    rec.dispatch(pipe, bindings, &push, sizeof push, div_up(push.N, tile_n), gy, gz);
+    return;
+  }
+
+  if (gemm_uses_coopmat(kernels, x.dtype)) {
+    // One kernel source, built per extension: gemm*_nv* (NV) and gemm*_khr* (KHR).
+    const std::string api = kernels.matmul_path() == Path::KhrCoopMat ? "_khr" : "_nv";
     bool narrow = push.N <= kCoopNarrowN;
-    const vk::Pipeline& pipe = kernels.pipeline(variant(base + (narrow ? "_nv_narrow" : "_nv"), x.dtype), 5,
-                                                sizeof push, {run % 8 == 0 ? 1u : 0u}, subgroup);
+    const vk::Pipeline& pipe =
+        kernels.pipeline(variant(base + api + (narrow ? "_narrow" : ""), x.dtype), 5, sizeof push,
+                         {run % 8 == 0 ? 1u : 0u}, coopmat_subgroup_size(kernels.device()));
     split_rows(div_up(push.M, kCoopTileM), gy, gz);
     push.m_groups_y = gy;
     rec.dispatch(pipe, bindings, &push, sizeof push, div_up(push.N, narrow ? kCoopNarrowN : kCoopTileN), gy, gz);

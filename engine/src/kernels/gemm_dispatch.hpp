@@ -1,6 +1,7 @@
-// Internal: records one GEMM dispatch (shaders/gemm.comp or gemm_coopmat_nv.comp) for linear()
-// and conv2d(), which only validate shapes and describe the problem. Picks the path, tiles and
-// grid; knows the push-constant layout of shaders/common/gemm_io.glsl.
+// Internal: records one GEMM dispatch (shaders/gemm.comp, gemm_coopmat_nv.comp or
+// gemm_coopmat2.comp) for linear() and conv2d(), which only validate shapes and describe the
+// problem. Picks the path, tiles and grid; knows the push-constant layout of
+// shaders/common/gemm_io.glsl.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +40,9 @@ GemmProblem make_gemm_problem(const char* op, const Tensor& x, const Tensor& w, 
 
 // Whether this context sends problems of this dtype to the cooperative-matrix kernel.
 bool gemm_uses_coopmat(const Kernels& kernels, DType dtype);
+// Whether it sends problems of this dtype and output width n to the NV cooperative matrix 2
+// kernel (gemm_coopmat2.comp), which takes precedence over the one above.
+bool gemm_uses_coopmat2(const Kernels& kernels, DType dtype, uint32_t n);
 
 // Row tiles go to grid y, and to z past this many (default 65535, the Vulkan minimum limit).
 // Tests lower it to cover the y/z split with small problems; 0 restores the default.

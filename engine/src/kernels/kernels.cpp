@@ -17,13 +17,45 @@ const char* path_name(Path p) {
   return "?";
 }
 
+namespace {
+
+constexpr uint32_t kCoopmatSubgroup = 32; // the coopmat kernels' subgroup width
+
+// VK_KHR_cooperative_matrix is not tied to one vendor's hardware, so what the NV path may take
+// for granted on NVIDIA GPUs is checked here: the device must list the matrix types the kernels
+// declare (fp16 16x16 A/B with fp32 accumulators; attention also converts accumulators to fp16,
+// a type a device lists as a 16x16x16 fp16-accumulating shape), and must run them with 32-wide
+// subgroups (AMD wave64-only or Intel SIMD8/16 devices fall back to the portable path).
+bool khr_coopmat_usable(const vk::Device& device) {
+  const auto& f = device.features();
+  const auto& info = device.info();
+  constexpr uint32_t f16 = 0, f32 = 1; // VkComponentTypeKHR
+  return Z123_GLSL_KHR_COOPMAT && f.khr_coopmat && f.shader_float16 && f.storage_buffer_16bit &&
+         f.vulkan_memory_model &&                  // the SPIR-V declares the Vulkan memory model
+         info.api_version >= VK_API_VERSION_1_3 && // SPIR-V 1.6 (built for vulkan1.3)
+         info.has_coopmat_shape(16, 16, 16, f16, f16, f32, f32) &&
+         info.has_coopmat_shape(16, 16, 16, f16, f16, f16, f16) && info.can_require_subgroup_size(kCoopmatSubgroup);
+}
+
+} // namespace
+
+uint32_t coopmat_subgroup_size(const vk::Device& device) {
+  const auto& info = device.info();
+  bool can_request = info.subgroup_size_control && info.compute_required_subgroup_size &&
+                     info.min_subgroup_size <= kCoopmatSubgroup && kCoopmatSubgroup <= info.max_subgroup_size;
+  return can_request ? kCoopmatSubgroup : 0;
+}
+
 bool Kernels::path_available(Path p) const {
   const auto& f = device_.features();
   switch (p) {
   case Path::Portable: return true;
   case Path::NvCoopMat: return Z123_GLSL_NV_COOPMAT && f.nv_coopmat && f.shader_float16 && f.storage_buffer_16bit;
-  case Path::KhrCoopMat: return Z123_GLSL_KHR_COOPMAT && f.khr_coopmat && f.shader_float16 && f.storage_buffer_16bit;
-  case Path::NvCoopMat2: return Z123_GLSL_NV_COOPMAT2 && f.nv_coopmat2 && f.shader_float16 && f.storage_buffer_16bit;
+  case Path::KhrCoopMat: return khr_coopmat_usable(device_);
+  case Path::NvCoopMat2:
+    // Its SPIR-V declares CooperativeMatrixKHR types and the Vulkan memory model as well.
+    return Z123_GLSL_NV_COOPMAT2 && f.nv_coopmat2 && f.khr_coopmat && f.vulkan_memory_model && f.shader_float16 &&
+           f.storage_buffer_16bit;
   }
   return false;
 }
@@ -34,8 +66,11 @@ Kernels::Kernels(vk::Device& device) : device_(device) {
   bool force_portable = portable && *portable && std::strcmp(portable, "0") != 0;
   Path best = Path::Portable;
   if (!force_portable) {
-    for (Path p : {Path::NvCoopMat, Path::KhrCoopMat, Path::NvCoopMat2})
-      if (path_available(p)) best = p; // later entries are faster where present
+    // Later entries are faster where present. NV before KHR: where both exist (NVIDIA) the GEMM
+    // is the same code, and the NV attention converts P to an A operand in registers where KHR
+    // goes through shared memory.
+    for (Path p : {Path::KhrCoopMat, Path::NvCoopMat, Path::NvCoopMat2})
+      if (path_available(p)) best = p;
   }
   if (forced && *forced) {
     std::string f = forced;

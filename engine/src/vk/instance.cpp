@@ -205,7 +205,11 @@ void Instance::enumerate_devices() {
 
     VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
     VkPhysicalDeviceVulkan11Properties p11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES};
+    VkPhysicalDeviceSubgroupSizeControlProperties sscp{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
+    const bool ssc_ext = has_ext(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME) || base.apiVersion >= VK_API_VERSION_1_3;
     p11.pNext = &driver;
+    if (ssc_ext) driver.pNext = &sscp;
     VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
     props.pNext = &p11;
     vkGetPhysicalDeviceProperties2(pd, &props);
@@ -226,6 +230,9 @@ void Instance::enumerate_devices() {
     for (int i = 0; i < 3; ++i) d.max_workgroup_count[i] = base.limits.maxComputeWorkGroupCount[i];
     d.max_push_constants = base.limits.maxPushConstantsSize;
     d.subgroup_size = p11.subgroupSize;
+    d.min_subgroup_size = ssc_ext ? sscp.minSubgroupSize : p11.subgroupSize;
+    d.max_subgroup_size = ssc_ext ? sscp.maxSubgroupSize : p11.subgroupSize;
+    d.compute_required_subgroup_size = ssc_ext && (sscp.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT);
     d.timestamp_period_ns = base.limits.timestampPeriod;
 
     VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
@@ -240,7 +247,6 @@ void Instance::enumerate_devices() {
     f11.pNext = &f12;
     void** tail = &f12.pNext;
     bool m4_ext = has_ext(VK_KHR_MAINTENANCE_4_EXTENSION_NAME) || base.apiVersion >= VK_API_VERSION_1_3;
-    bool ssc_ext = has_ext(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME) || base.apiVersion >= VK_API_VERSION_1_3;
     if (m4_ext) {
       *tail = &m4;
       tail = &m4.pNext;
@@ -321,6 +327,20 @@ void Instance::enumerate_devices() {
   }
 }
 
+bool DeviceInfo::has_coopmat_shape(uint32_t m, uint32_t n, uint32_t k, uint32_t a, uint32_t b, uint32_t c,
+                                   uint32_t result) const {
+  return std::any_of(coopmat_shapes.begin(), coopmat_shapes.end(), [&](const CoopMatShape& s) {
+    return s.subgroup_scope && s.m == m && s.n == n && s.k == k && s.a_type == a && s.b_type == b && s.c_type == c &&
+           s.result_type == result;
+  });
+}
+
+bool DeviceInfo::can_require_subgroup_size(uint32_t size) const {
+  if (min_subgroup_size == size && max_subgroup_size == size) return true;
+  return subgroup_size_control && compute_required_subgroup_size && min_subgroup_size <= size &&
+         size <= max_subgroup_size;
+}
+
 const DeviceInfo& choose_device(const std::vector<DeviceInfo>& devs, const std::string& selector) {
   if (devs.empty())
     throw Error(ErrorKind::NoDevice, "no Vulkan 1.2 device with a compute queue was found (on Debian, "
@@ -356,11 +376,12 @@ std::string describe_device(const DeviceInfo& d) {
     << "   Vulkan " << d.api_version_string() << ", driver " << d.driver_name << " " << d.driver_info
     << "\n   device-local memory " << mib(d.device_local_bytes) << ", max storage buffer range "
     << mib(d.max_storage_buffer_range) << ", max allocation " << mib(d.max_memory_allocation_size) << "\n   subgroup "
-    << d.subgroup_size << ", shared memory " << (d.max_shared_memory >> 10) << " KiB, timestamps "
-    << (d.timestamps ? "yes" : "no") << "\n   fp16 arithmetic " << (d.shader_float16 ? "yes" : "no")
-    << ", 16-bit storage " << (d.storage_buffer_16bit ? "yes" : "no") << ", maintenance4 "
-    << (d.maintenance4 ? "yes" : "no") << "\n   cooperative matrix: NV " << (d.nv_coopmat ? "yes" : "no") << ", KHR "
-    << (d.khr_coopmat ? "yes" : "no") << ", NV2 " << (d.nv_coopmat2 ? "yes" : "no");
+    << d.subgroup_size << " (" << d.min_subgroup_size << "-" << d.max_subgroup_size << "), shared memory "
+    << (d.max_shared_memory >> 10) << " KiB, timestamps " << (d.timestamps ? "yes" : "no") << "\n   fp16 arithmetic "
+    << (d.shader_float16 ? "yes" : "no") << ", 16-bit storage " << (d.storage_buffer_16bit ? "yes" : "no")
+    << ", maintenance4 " << (d.maintenance4 ? "yes" : "no") << "\n   cooperative matrix: NV "
+    << (d.nv_coopmat ? "yes" : "no") << ", KHR " << (d.khr_coopmat ? "yes" : "no") << ", NV2 "
+    << (d.nv_coopmat2 ? "yes" : "no");
   if (!d.coopmat_shapes.empty()) {
     o << "\n   KHR coopmat shapes (MxNxK A/B/C/R; 0=f16 1=f32):";
     for (const auto& s : d.coopmat_shapes)

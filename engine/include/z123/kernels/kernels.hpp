@@ -40,6 +40,11 @@ private:
   Path attention_path_ = Path::Portable;
 };
 
+// Subgroup size to require of the pipelines of the cooperative-matrix kernels (written for
+// 32-wide subgroups): 32 where the device can require it, else 0 (its subgroups are 32 wide
+// anyway wherever a coopmat path is available).
+uint32_t coopmat_subgroup_size(const vk::Device& device);
+
 // "name_f16" / "name_f32": the variant naming convention of shaders/variants/*.cmake.
 std::string variant(const std::string& base, DType t);
 inline uint32_t div_up(int64_t a, int64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }

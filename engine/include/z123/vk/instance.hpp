@@ -47,6 +47,10 @@ struct DeviceInfo {
   uint32_t max_workgroup_count[3]{};
   uint32_t max_push_constants = 0;
   uint32_t subgroup_size = 0;
+  // Subgroup sizes a compute pipeline may get (Vulkan 1.3 / VK_EXT_subgroup_size_control; both
+  // subgroup_size where unknown), and whether it can require one of them.
+  uint32_t min_subgroup_size = 0, max_subgroup_size = 0;
+  bool compute_required_subgroup_size = false;
   float timestamp_period_ns = 0;
   bool timestamps = false;
   uint64_t device_local_bytes = 0;
@@ -60,6 +64,13 @@ struct DeviceInfo {
   bool khr_coopmat = false; // VK_KHR_cooperative_matrix
   bool nv_coopmat2 = false; // VK_NV_cooperative_matrix2
   std::vector<CoopMatShape> coopmat_shapes;
+  // Whether coopmat_shapes has a subgroup-scope entry M x N x K with these component types
+  // (VkComponentTypeKHR values: 0 = fp16, 1 = fp32).
+  bool has_coopmat_shape(uint32_t m, uint32_t n, uint32_t k, uint32_t a, uint32_t b, uint32_t c, uint32_t result) const;
+  // Whether a compute pipeline can be made to run with subgroups of exactly `size` invocations:
+  // the device's only size, or one it can require (the caller then requests it; see
+  // vk::PipelineDesc::required_subgroup_size).
+  bool can_require_subgroup_size(uint32_t size) const;
 
   const char* type_name() const;
   std::string api_version_string() const;

@@ -1,0 +1,53 @@
+// Cooperative-matrix macro layer: the coopmat kernels (gemm_coopmat_nv.comp, the coopmat path
+// of attention.comp) are written once against these names and compile either with
+// GL_NV_cooperative_matrix (default; Debian 12's glslc has it) or, with COOPMAT_KHR defined,
+// with GL_KHR_cooperative_matrix (needs a newer glslc, see docs/newer-glslc.md).
+//
+// All matrices are 16 x 16 at subgroup scope: fp16 A/B operands, fp32 accumulators (the
+// 16x16x16 fp16 -> fp32 shape kernels.cpp requires the device to report for the KHR path).
+//   CM_F16A, CM_F16B   fp16 operands of cmMulAdd (one type under NV, distinct uses under KHR)
+//   CM_F32ACC          fp32 accumulator
+//   CM_F16ACC          fp16 matrix that an fp32 accumulator converts to by constructor
+//   cmLoad / cmStore(m, buf, element, stride, CM_ROW_MAJOR | CM_COL_MAJOR)
+//   cmMulAdd(a, b, c)  a * b + c
+//   CM_ACC_TO_A        1: CM_F16ACC is CM_F16A, an accumulator converts straight into an A
+//                      operand. 0 (KHR): conversions keep the matrix use (accumulator -> A needs
+//                      NV_cooperative_matrix2), so such values go through shared memory.
+//
+// Both extensions count `element` and `stride` in elements of buf's array type (the kernels pass
+// uvec4 arrays: units of 8 halves or 4 floats), not in bytes and not in matrix components, so
+// the kernels' offsets are the same under either.
+// Which invocation holds which element (m[i], m.length()) is implementation-defined under both;
+// the kernels that depend on it learn it at run time (attention_nv_coopmat.glsl).
+#ifndef Z123_COOPMAT_GLSL
+#define Z123_COOPMAT_GLSL
+
+#extension GL_KHR_memory_scope_semantics : require
+
+#ifdef COOPMAT_KHR
+#extension GL_KHR_cooperative_matrix : require
+#define CM_F16A coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
+#define CM_F16B coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
+#define CM_F16ACC coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define CM_F32ACC coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define CM_ROW_MAJOR gl_CooperativeMatrixLayoutRowMajor
+#define CM_COL_MAJOR gl_CooperativeMatrixLayoutColumnMajor
+#define cmLoad coopMatLoad
+#define cmStore coopMatStore
+#define cmMulAdd coopMatMulAdd
+#define CM_ACC_TO_A 0
+#else
+#extension GL_NV_cooperative_matrix : require
+#define CM_F16A fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#define CM_F16B CM_F16A
+#define CM_F16ACC CM_F16A
+#define CM_F32ACC fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
+#define CM_ROW_MAJOR false // NV takes a bool: column-major
+#define CM_COL_MAJOR true
+#define cmLoad coopMatLoadNV
+#define cmStore coopMatStoreNV
+#define cmMulAdd coopMatMulAddNV
+#define CM_ACC_TO_A 1
+#endif
+
+#endif
