@@ -5,6 +5,8 @@
 #   bench/gpu_run.sh kernels   # PyTorch ceilings, kernel benchmark, kernel tests on the GPU
 #   bench/gpu_run.sh e2e       # official pipeline timing; random full-size v1.2 folder; our
 #                              # engine's timing and end-to-end parity (injected noise)
+#   bench/gpu_run.sh profile   # random full-size v1.2 folder; our engine's timing, then one image
+#                              # with Z123_PROFILE=1 (per-kernel GPU time table)
 # Outputs go to $OUT (default /tmp/z123-out).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +22,8 @@ fi
 OUT=${OUT:-/tmp/z123-out}
 mkdir -p "$OUT"
 source .gl/vulkan-env.sh >/dev/null 2>&1
+# libpng/libjpeg of the build machine travel with the binaries (the GPU machine lacks them).
+export LD_LIBRARY_PATH="$PWD/.gpu/bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PYTHONUNBUFFERED=1 PYTHONPATH=.ref/src:.ref/diffusers-support:tests/reference:.ref
 export XDG_CACHE_HOME=/tmp/z123-cache
 stage() { echo "=== $1 ($(date +%T))"; }
@@ -52,5 +56,17 @@ f.make_model(pathlib.Path('/tmp/v12'), 0)" 2>&1 | grep -E "wrote|params|Error" |
       --runs 0 --precision f32 | tee "$OUT/ours_f32.txt"
   cp /tmp/zero123pp-bench-e2e.png "$OUT/ours_first_image.png" 2>/dev/null
   ;;
-*) echo "usage: bench/gpu_run.sh kernels|e2e|--stage-binaries"; exit 2 ;;
+profile)
+  stage "random full-size v1.2 folder"
+  timeout 200 python3 -c "
+import full_size_parity as f, pathlib
+f.make_model(pathlib.Path('/tmp/v12'), 0)" 2>&1 | grep -E "wrote|params|Error" | tail -6
+  stage "our engine: timing (fp16)"
+  timeout 150 .gpu/bin/zero123pp-bench-e2e /tmp/v12 tests/data/golden/pipeline_input.png --runs 4 | tee "$OUT/ours_f16.txt"
+  stage "our engine: one image with Z123_PROFILE=1"
+  Z123_PROFILE=1 timeout 150 .gpu/bin/zero123pp-bench-e2e /tmp/v12 tests/data/golden/pipeline_input.png --runs 1 \
+      > "$OUT/profile.txt" 2>&1
+  head -60 "$OUT/profile.txt"
+  ;;
+*) echo "usage: bench/gpu_run.sh kernels|e2e|profile|--stage-binaries"; exit 2 ;;
 esac
