@@ -66,6 +66,8 @@ int main(int argc, char** argv) {
     EngineOptions eo;
     eo.precision = precision;
     eo.device = device;
+    eo.prepare_width = 640; // the size generated below: pipelines are created in open()
+    eo.prepare_height = 960;
     auto engine = Engine::open(argv[1], eo);
     std::printf("engine: %s, %s, weights %.0f MiB, open %.2f s\n", engine->device_name().c_str(),
                 engine->precision().c_str(), engine->weight_bytes() / 1048576.0, engine->load_ms() / 1000.0);

@@ -127,6 +127,10 @@ bool start(GstZero123pp* self) {
     z123::EngineOptions eo;
     eo.device = s.device;
     eo.precision = s.precision;
+    // Record the stages for this element's output size now, so the first frame does not also
+    // pay for shader compilation (the worker renders the 2x3 grid, see worker.cpp).
+    eo.prepare_width = 2 * s.view_size;
+    eo.prepare_height = 3 * s.view_size;
     im.engine = z123::Engine::open(s.model, eo);
     count_engine(+1);
   } catch (const z123::Error& e) {

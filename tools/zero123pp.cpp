@@ -262,6 +262,10 @@ int run(Args& a) {
     EngineOptions eo;
     eo.device = a.device;
     eo.precision = a.precision;
+    if (a.gen.guidance_scale > 1.0f) { // the programs prepared are the guided ones
+      eo.prepare_width = a.gen.width;
+      eo.prepare_height = a.gen.height;
+    }
     engine = Engine::open(model, eo);
   } catch (const Error& e) {
     std::fprintf(stderr, "zero123pp: %s\n", e.what());

@@ -25,6 +25,10 @@ struct EngineOptions {
   std::string device;             // "" = best device; a number = index; else a name substring
   std::string precision = "auto"; // "auto" (fp16 where supported), "f16" or "f32"
   bool validation = false;        // Vulkan validation layer (slow; for debugging)
+  // Output size to get ready for in open(): the recordings of every stage are made and every
+  // compute pipeline they use is created there (on a GPU that compiles shaders for seconds), so
+  // the first image takes as long as the ones after it. 0 x 0 = make them at the first image.
+  int prepare_width = 0, prepare_height = 0;
 };
 
 // Noise and preprocessed inputs supplied from outside instead of generated (parity tests against

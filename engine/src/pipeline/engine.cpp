@@ -30,7 +30,6 @@ static double ms_since(Clock::time_point t0) {
 struct StepProgram {
   int64_t h = 0, w = 0, hr = 0, wr = 0;
   int halves = 0;
-  std::unique_ptr<Workspace> ws;
   std::unique_ptr<nets::ReferenceCache> cache;
   vk::Buffer params;              // kernels::StepParams, host-visible
   Tensor t_freq;                  // [halves, 320] host-visible
@@ -43,7 +42,6 @@ struct StepProgram {
 // Recorded once per model (conditioning) or per output size (decoding) and replayed per image;
 // inputs are host-visible, so a new image is written straight into them.
 struct ConditionProgram {
-  std::unique_ptr<Workspace> ws;
   Tensor clip_in, vae_in; // host-visible, storage dtype
   Tensor embeds, moments; // device
   std::unique_ptr<vk::Recording> rec;
@@ -51,7 +49,6 @@ struct ConditionProgram {
 
 struct DecodeProgram {
   int64_t h = 0, w = 0;
-  std::unique_ptr<Workspace> ws;
   Tensor latent; // host-visible, storage dtype
   Tensor image;  // device
   std::unique_ptr<vk::Recording> rec;
@@ -71,6 +68,11 @@ struct Engine::Impl {
   // with guidance (not in open(): on a CPU device that VAE encode at 512x512 is most of the load
   // time, and an element cycled through its states would pay it on every start).
   std::vector<float> zero_moments;
+  // Scratch tensors of all three programs come from this one pool: the programs run one after
+  // another (each submission is waited for), so their intermediates can share memory, and the
+  // peak is the largest program's need rather than the sum (decoding at 640x960 alone needs
+  // about 1 GiB).
+  std::unique_ptr<Workspace> scratch;
   std::unique_ptr<StepProgram> step;
   std::unique_ptr<ConditionProgram> condition;
   std::unique_ptr<DecodeProgram> decode;
@@ -98,6 +100,31 @@ struct Engine::Impl {
   ConditionProgram& condition_program();
   DecodeProgram& decode_program(int64_t h, int64_t w);
   std::vector<float> encode_moments(const std::vector<float>& vae_nhwc, int64_t s);
+  void check_output_size(int width, int height) const {
+    const int64_t levels = static_cast<int64_t>(configs.unet.block_out_channels.size());
+    const int64_t multiple = vae->downscale() * (int64_t(1) << (levels - 1));
+    if (width < multiple || height < multiple || width % multiple || height % multiple || width > 4096 || height > 4096)
+      throw invalid_argument("output size " + std::to_string(width) + "x" + std::to_string(height) +
+                             " must be a multiple of " + std::to_string(multiple) + " between " +
+                             std::to_string(multiple) + " and 4096");
+  }
+  // Records the three programs for one output size (with guidance), which creates every pipeline
+  // they use: done in open() when asked, so the first image runs as fast as the ones after it.
+  void prepare(int width, int height) {
+    check_output_size(width, height);
+    const int64_t f = vae->downscale(), S = configs.feature_extractor_vae.crop_height;
+    condition_program();
+    step_program(height / f, width / f, S / f, S / f, 2);
+    decode_program(height / f, width / f);
+  }
+  // Drops every recorded program and the scratch pool (a new output size: the old recordings
+  // reference pooled buffers, so none can be freed while any of them lives).
+  void reset_programs() {
+    step.reset();
+    condition.reset();
+    decode.reset();
+    scratch = std::make_unique<Workspace>(*device, "scratch");
+  }
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -137,6 +164,9 @@ std::unique_ptr<Engine> Engine::open(const std::filesystem::path& model_dir, con
   impl->vae = std::make_unique<nets::Vae>(*impl->k, folder, impl->dtype);
   impl->unet = std::make_unique<nets::UNet>(*impl->k, folder, impl->dtype);
   impl->weight_bytes = impl->vision->weight_bytes() + impl->vae->weight_bytes() + impl->unet->weight_bytes();
+  impl->scratch = std::make_unique<Workspace>(*impl->device, "scratch");
+  if (options.prepare_width > 0 || options.prepare_height > 0)
+    impl->prepare(options.prepare_width, options.prepare_height);
   impl->device->pipelines().save();
   impl->load_ms = ms_since(t0);
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
@@ -156,9 +186,8 @@ std::vector<float> Engine::Impl::encode_moments(const std::vector<float>& vae_nh
   upload(*device, img, vae_nhwc);
   int64_t f = vae->downscale();
   Tensor moments = make_tensor(*device, dtype, {1, s / f, s / f, 2 * int64_t(configs.vae.latent_channels)}, "moments");
-  Workspace ws(*device, "vae encode");
   vk::Recording rec(*device);
-  vae->record_encode(rec, ws, img, moments);
+  vae->record_encode(rec, *scratch, img, moments);
   device->run(rec);
   return download(*device, moments);
 }
@@ -169,12 +198,11 @@ namespace z123 {
 
 StepProgram& Engine::Impl::step_program(int64_t h, int64_t w, int64_t hr, int64_t wr, int halves) {
   if (step && step->h == h && step->w == w && step->hr == hr && step->wr == wr && step->halves == halves) return *step;
-  step.reset(); // a new shape: drop the old recording and its buffers first
+  if (step) reset_programs(); // a new shape
   auto p = std::make_unique<StepProgram>();
   p->h = h, p->w = w, p->hr = hr, p->wr = wr, p->halves = halves;
   const int64_t c = configs.unet.in_channels, B = halves, D = configs.unet.cross_attention_dim.at(0);
   const int64_t tokens = configs.text_encoder.max_position_embeddings;
-  p->ws = std::make_unique<Workspace>(*device, "unet step");
   p->cache = std::make_unique<nets::ReferenceCache>(*device);
   p->params = device->allocator().create_buffer(sizeof(kernels::StepParams), vk::MemoryUsage::Upload, "step params");
   p->t_freq = host_tensor(dtype, {B, int64_t(configs.unet.block_out_channels[0])}, "t_freq");
@@ -190,9 +218,9 @@ StepProgram& Engine::Impl::step_program(int64_t h, int64_t w, int64_t hr, int64_
   auto& rec = *p->rec;
   const uint32_t ref_count = static_cast<uint32_t>(B * hr * wr * c), count = static_cast<uint32_t>(h * w * c);
   kernels::sampler_ref_input(*k, rec, p->params, p->cond_lat, p->ref_noise, p->ref_in, ref_count);
-  unet->record(rec, *p->ws, p->ref_in, p->t_freq, p->ctx, nullptr, nets::RefMode::Write, p->cache.get());
+  unet->record(rec, *scratch, p->ref_in, p->t_freq, p->ctx, nullptr, nets::RefMode::Write, p->cache.get());
   kernels::sampler_main_input(*k, rec, p->params, p->x, p->main_in, count);
-  unet->record(rec, *p->ws, p->main_in, p->t_freq, p->ctx, &p->v, nets::RefMode::Read, p->cache.get());
+  unet->record(rec, *scratch, p->main_in, p->t_freq, p->ctx, &p->v, nets::RefMode::Read, p->cache.get());
   kernels::sampler_step(*k, rec, p->params, p->x, p->v, p->anc_noise, count);
   rec.finish();
   step = std::move(p);
@@ -204,14 +232,13 @@ ConditionProgram& Engine::Impl::condition_program() {
   const int64_t S = configs.feature_extractor_vae.crop_height, Sc = configs.feature_extractor_clip.crop_height;
   const int64_t f = vae->downscale(), c = configs.unet.in_channels;
   auto p = std::make_unique<ConditionProgram>();
-  p->ws = std::make_unique<Workspace>(*device, "condition");
   p->clip_in = host_tensor(dtype, {1, Sc, Sc, 3}, "clip input");
   p->vae_in = host_tensor(dtype, {1, S, S, 3}, "vae input");
   p->embeds = make_tensor(*device, dtype, {1, int64_t(configs.vision_encoder.projection_dim)}, "image_embeds");
   p->moments = make_tensor(*device, dtype, {1, S / f, S / f, 2 * c}, "moments");
   p->rec = std::make_unique<vk::Recording>(*device);
-  vision->record(*p->rec, *p->ws, p->clip_in, p->embeds);
-  vae->record_encode(*p->rec, *p->ws, p->vae_in, p->moments);
+  vision->record(*p->rec, *scratch, p->clip_in, p->embeds);
+  vae->record_encode(*p->rec, *scratch, p->vae_in, p->moments);
   p->rec->finish();
   condition = std::move(p);
   return *condition;
@@ -219,15 +246,14 @@ ConditionProgram& Engine::Impl::condition_program() {
 
 DecodeProgram& Engine::Impl::decode_program(int64_t h, int64_t w) {
   if (decode && decode->h == h && decode->w == w) return *decode;
-  decode.reset(); // another output size: free the old workspace first
+  if (decode) reset_programs(); // another output size
   const int64_t f = vae->downscale();
   auto p = std::make_unique<DecodeProgram>();
   p->h = h, p->w = w;
-  p->ws = std::make_unique<Workspace>(*device, "decode");
   p->latent = host_tensor(dtype, {1, h, w, int64_t(configs.vae.latent_channels)}, "latent");
   p->image = make_tensor(*device, dtype, {1, h * f, w * f, int64_t(configs.vae.out_channels)}, "decoded");
   p->rec = std::make_unique<vk::Recording>(*device);
-  vae->record_decode(*p->rec, *p->ws, p->latent, p->image);
+  vae->record_decode(*p->rec, *scratch, p->latent, p->image);
   p->rec->finish();
   decode = std::move(p);
   return *decode;
@@ -239,13 +265,8 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
   auto t_total = Clock::now();
   GenerateResult result;
   const auto& cfg = m.configs;
-  const int64_t levels = static_cast<int64_t>(cfg.unet.block_out_channels.size());
-  const int64_t f = m.vae->downscale(), multiple = f * (int64_t(1) << (levels - 1));
-  if (o.width < multiple || o.height < multiple || o.width % multiple || o.height % multiple || o.width > 4096 ||
-      o.height > 4096)
-    throw invalid_argument("output size " + std::to_string(o.width) + "x" + std::to_string(o.height) +
-                           " must be a multiple of " + std::to_string(multiple) + " between " +
-                           std::to_string(multiple) + " and 4096");
+  m.check_output_size(o.width, o.height);
+  const int64_t f = m.vae->downscale();
   pipeline::SamplingPlan plan =
       pipeline::make_sampling_plan(cfg.scheduler, o.steps, o.sampler, o.spacing, m.dtype == DType::F16);
   const int64_t S = cfg.feature_extractor_vae.crop_height, Sc = cfg.feature_extractor_clip.crop_height;
