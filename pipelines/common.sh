@@ -37,3 +37,6 @@ Z123_ELEMENT+=(${Z123_GST_OPTS:-})
 for z123_opt in ${Z123_GST_OPTS:-}; do
   case "$z123_opt" in view-size=*) Z123_VIEW_SIZE="${z123_opt#view-size=}" ;; esac
 done
+
+# shellcheck source=pipelines/crop-branches.sh
+source "$Z123_ROOT/pipelines/crop-branches.sh"

@@ -8,16 +8,8 @@ source "$(dirname "$0")/common.sh"
 in="$1"
 outdir="${2:-views}"
 mkdir -p "$outdir"
-v=$Z123_VIEW_SIZE
-w=$((2 * v))
-h=$((3 * v))
-branches=()
-for i in 0 1 2 3 4 5; do
-  col=$((i % 2))
-  row=$((i / 2))
-  branches+=(t. ! queue ! videocrop left=$((col * v)) right=$((w - (col + 1) * v)) top=$((row * v))
-    bottom=$((h - (row + 1) * v)) ! videoconvert ! pngenc ! filesink location="$outdir/view$i.png")
-done
+z123_branches=()
+z123_crop_branches t "$outdir" "$Z123_VIEW_SIZE"
 gst-launch-1.0 -e filesrc location="$in" ! decodebin ! videoconvert ! "${Z123_ELEMENT[@]}" tiling=2x3 ! \
-  tee name=t "${branches[@]}"
+  tee name=t "${z123_branches[@]}"
 echo "wrote $outdir/view0.png .. view5.png"

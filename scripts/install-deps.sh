@@ -11,9 +11,13 @@ packages=(
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools glslc spirv-tools
   # libraries
   nlohmann-json3-dev libgtest-dev libgmock-dev libpng-dev libjpeg-dev
-  # GStreamer
+  # GStreamer: the plugin's headers (and gstreamer-check for the tests), gst-launch-1.0 and the
+  # elements the example pipelines use (videoconvert, videotestsrc: base; pngenc/pngdec,
+  # videocrop, multifilesrc/sink: good)
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good
+  # scripts/download-weights.sh
+  curl ca-certificates
   # test references (Pillow for preprocessing parity, numpy)
   python3 python3-numpy python3-pil
 )
