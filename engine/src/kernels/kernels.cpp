@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 
 #include "z123/error.hpp"
 
@@ -64,14 +65,20 @@ Kernels::Kernels(vk::Device& device) : device_(device) {
   const char* forced = std::getenv("Z123_KERNEL_PATH");
   const char* portable = std::getenv("Z123_FORCE_PORTABLE");
   bool force_portable = portable && *portable && std::strcmp(portable, "0") != 0;
-  Path best = Path::Portable;
-  if (!force_portable) {
-    // Later entries are faster where present. NV before KHR: where both exist (NVIDIA) the GEMM
-    // is the same code, and the NV attention converts P to an A operand in registers where KHR
-    // goes through shared memory.
-    for (Path p : {Path::KhrCoopMat, Path::NvCoopMat, Path::NvCoopMat2})
-      if (path_available(p)) best = p;
-  }
+  // Preference per operation, from measurements on an H200 (bench/NOTES.md, session 2), first
+  // available wins. GEMM: KHR before NV v1 — the same source, yet the driver's code for the KHR
+  // form ran the whole UNet step 19% faster (75 vs 93 ms). Attention: NV v1 before KHR — KHR
+  // cannot turn the P accumulator into an A operand in registers and goes through shared memory
+  // (57 vs 144 TFLOP/s at the level-0 shape). NV coopmat2 (first version) was slower than both,
+  // so it is taken only when asked for (Z123_KERNEL_PATH=nv2).
+  auto first_available = [&](std::initializer_list<Path> order) {
+    if (force_portable) return Path::Portable;
+    for (Path p : order)
+      if (path_available(p)) return p;
+    return Path::Portable;
+  };
+  Path matmul = first_available({Path::KhrCoopMat, Path::NvCoopMat});
+  Path attention = first_available({Path::NvCoopMat, Path::KhrCoopMat});
   if (forced && *forced) {
     std::string f = forced;
     Path want = f == "nv"    ? Path::NvCoopMat
@@ -81,10 +88,10 @@ Kernels::Kernels(vk::Device& device) : device_(device) {
     if (!path_available(want))
       throw unsupported(std::string("Z123_KERNEL_PATH=") + forced + ": that path is not available on '" +
                         device.info().name + "' with this build");
-    best = want;
+    matmul = attention = want;
   }
-  matmul_path_ = best;
-  attention_path_ = best;
+  matmul_path_ = matmul;
+  attention_path_ = attention;
 }
 
 const vk::Pipeline& Kernels::pipeline(const std::string& shader, uint32_t buffers, uint32_t push_bytes,
