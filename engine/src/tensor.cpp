@@ -21,7 +21,8 @@ std::string Tensor::describe() const {
   return (buffer ? buffer->name() : std::string("<unallocated>")) + " " + dtype_name(dtype) + " " + shape_string(shape);
 }
 
-Tensor make_tensor(vk::Device& device, DType dtype, std::vector<int64_t> shape, const std::string& name) {
+Tensor make_tensor(vk::Device& device, DType dtype, std::vector<int64_t> shape, const std::string& name,
+                   vk::MemoryUsage usage) {
   Tensor t;
   t.dtype = dtype;
   t.shape = std::move(shape);
@@ -29,7 +30,7 @@ Tensor make_tensor(vk::Device& device, DType dtype, std::vector<int64_t> shape, 
     if (d <= 0) throw invalid_argument("tensor '" + name + "' has a non-positive dimension " + shape_string(t.shape));
   // Round up to 4 bytes so fp16 kernels may read/write whole words at the tail.
   size_t bytes = (t.bytes() + 3) & ~size_t(3);
-  t.buffer = std::make_shared<vk::Buffer>(device.allocator().create_buffer(bytes, vk::MemoryUsage::DeviceLocal, name));
+  t.buffer = std::make_shared<vk::Buffer>(device.allocator().create_buffer(bytes, usage, name));
   return t;
 }
 

@@ -27,7 +27,8 @@ std::string problems(const TensorCheckReport& r, const std::string& file) {
 
 } // namespace
 
-Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule module, DType storage)
+Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule module, DType storage,
+                 vk::MemoryUsage usage)
     : module_(module), storage_(storage) {
   const SafetensorsFile& file = folder.weights(module);
   std::vector<ExpectedTensor> expected = expected_tensors(module, folder.configs());
@@ -42,7 +43,7 @@ Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule modu
     bool conv = e.shape.size() == 4;
     // Convolution weights live in the kernels' [out, kh, kw, in] layout on the device.
     std::vector<int64_t> shape = conv ? std::vector<int64_t>{e.shape[0], e.shape[2], e.shape[3], e.shape[1]} : e.shape;
-    Tensor t = make_tensor(device, storage, shape, std::string(module_name(module)) + "." + e.name);
+    Tensor t = make_tensor(device, storage, shape, std::string(module_name(module)) + "." + e.name, usage);
     const void* data = nullptr;
     size_t bytes = static_cast<size_t>(t.numel()) * dtype_size(storage);
     if (storage == DType::F16 && !conv && view.dtype == StoredDType::F16) {

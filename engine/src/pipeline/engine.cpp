@@ -160,7 +160,9 @@ std::unique_ptr<Engine> Engine::open(const std::filesystem::path& model_dir, con
     nets::ClipTextEncoder text(*impl->k, folder, impl->dtype);
     impl->text_embedding = download(*impl->device, text.encode(text.empty_prompt_ids()));
   }
-  impl->vision = std::make_unique<nets::ClipVisionEncoder>(*impl->k, folder, impl->dtype);
+  impl->vision = std::make_unique<nets::ClipVisionEncoder>(
+      *impl->k, folder, impl->dtype,
+      options.vision_weights_in_host_memory ? vk::MemoryUsage::HostStreamed : vk::MemoryUsage::DeviceLocal);
   impl->vae = std::make_unique<nets::Vae>(*impl->k, folder, impl->dtype);
   impl->unet = std::make_unique<nets::UNet>(*impl->k, folder, impl->dtype);
   impl->weight_bytes = impl->vision->weight_bytes() + impl->vae->weight_bytes() + impl->unet->weight_bytes();

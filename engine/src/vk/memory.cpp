@@ -19,6 +19,7 @@ const char* usage_name(MemoryUsage u) {
   case MemoryUsage::DeviceLocal: return "device-local";
   case MemoryUsage::Upload: return "upload";
   case MemoryUsage::Download: return "download";
+  case MemoryUsage::HostStreamed: return "host-streamed";
   }
   return "?";
 }
@@ -105,6 +106,13 @@ uint32_t Allocator::pick_memory_type(uint32_t type_bits, MemoryUsage usage) cons
       break;
     case MemoryUsage::Download:
       if (visible && coherent) score = 10 + (cached ? 2 : 0) + (local ? 0 : 1);
+      break;
+    case MemoryUsage::HostStreamed:
+      // Discrete: system memory (not device-local) first; UMA: as for device-local tensors.
+      if (uma_)
+        score = local ? 10 + (visible && coherent ? 1 : 0) : 1;
+      else
+        score = visible && coherent ? (local ? 5 : 10) : 1;
       break;
     }
     if (score > best_score) {

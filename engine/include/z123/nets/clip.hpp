@@ -50,7 +50,10 @@ private:
 
 class ClipVisionEncoder {
 public:
-  ClipVisionEncoder(kernels::Kernels& kernels, const ModelFolder& folder, DType storage);
+  // weights_usage: vk::MemoryUsage::HostStreamed keeps the 1.2 GiB of v1.2 weights in host
+  // memory on discrete GPUs (the encoder runs once per image).
+  ClipVisionEncoder(kernels::Kernels& kernels, const ModelFolder& folder, DType storage,
+                    vk::MemoryUsage weights_usage = vk::MemoryUsage::DeviceLocal);
   // pixels: NHWC [B, image_size, image_size, 3] (normalized); image_embeds: [B, projection_dim].
   void record(vk::Recording& rec, Workspace& ws, const Tensor& pixels, const Tensor& image_embeds);
   const ClipVisionConfig& config() const { return config_; }

@@ -16,7 +16,10 @@ namespace z123::nets {
 
 class Weights {
 public:
-  Weights(vk::Device& device, const ModelFolder& folder, ModelModule module, DType storage);
+  // usage: where the tensors live (vk::MemoryUsage::HostStreamed keeps them in host memory on
+  // discrete GPUs).
+  Weights(vk::Device& device, const ModelFolder& folder, ModelModule module, DType storage,
+          vk::MemoryUsage usage = vk::MemoryUsage::DeviceLocal);
 
   // The tensor with this canonical name (spec §13 spelling). Networks name their blocks after
   // these keys, so a lookup failure is a programming error reported with the module name.

@@ -21,6 +21,10 @@ enum class MemoryUsage {
   DeviceLocal, // tensors and weights; mapped too when the device shares host memory (iGPU, CPU)
   Upload,      // host -> device staging (host-visible, coherent)
   Download,    // device -> host staging (host-visible, cached when possible)
+  // Read by the device straight from host memory over the bus on discrete GPUs (weights of a
+  // network that runs once per image: saves their VRAM for a few ms of bus reads); device-local
+  // where the device shares host memory anyway.
+  HostStreamed,
 };
 
 struct MemoryStats {
