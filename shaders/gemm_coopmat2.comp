@@ -185,7 +185,9 @@ void main() {
     acc = coopMatMulAdd(a0, b0, acc);
     acc = coopMatMulAdd(a1, b1, acc);
   }
-  if (k0 < pc.K) { // one last (possibly partial: clamped to zeros) step
+  // What the pairs leave of K (under 2 * BK): up to two steps, the last possibly partial
+  // (clamped to zeros past K in both A and B).
+  for (; k0 < pc.K; k0 += BK) {
     A_MAT a;
     B_MAT b;
     coopMatLoadTensorNV(a, x, 0, sliceTensorLayoutNV(lx, tile_m0, BM, k0, BK));
