@@ -1,5 +1,5 @@
 // zero123pp-bench-e2e MODEL_DIR INPUT_IMAGE [--golden G.safetensors] [--runs N] [--precision P]
-//                     [--steps N] [--device SEL] [--vision-host]
+//                     [--steps N] [--device SEL] [--vision-in-vram]
 //
 // End-to-end timing of the engine (load, first image, warm images; peak device memory), and with
 // --golden an end-to-end parity check against the official Zero123PlusPipeline run recorded by
@@ -43,12 +43,12 @@ std::vector<std::vector<float>> split(const TensorView& v) {
 int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr, "usage: zero123pp-bench-e2e MODEL_DIR INPUT_IMAGE [--golden G] [--runs N] [--precision P] "
-                         "[--steps N] [--device SEL] [--vision-host]\n");
+                         "[--steps N] [--device SEL] [--vision-in-vram]\n");
     return 2;
   }
   std::string golden_path, precision = "auto", device;
   int runs = 3, steps = 28;
-  bool vision_host = false;
+  bool vision_in_vram = false;
   for (int i = 3; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--golden" && i + 1 < argc)
@@ -61,8 +61,8 @@ int main(int argc, char** argv) {
       steps = std::atoi(argv[++i]);
     else if (a == "--device" && i + 1 < argc)
       device = argv[++i];
-    else if (a == "--vision-host") // EngineOptions::vision_weights_in_host_memory
-      vision_host = true;
+    else if (a == "--vision-in-vram") // EngineOptions::vision_weights_in_host_memory = false
+      vision_in_vram = true;
   }
   try {
     auto t0 = std::chrono::steady_clock::now();
@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
     eo.device = device;
     eo.prepare_width = 640; // the size generated below: pipelines are created in open()
     eo.prepare_height = 960;
-    eo.vision_weights_in_host_memory = vision_host;
+    eo.vision_weights_in_host_memory = !vision_in_vram;
     auto engine = Engine::open(argv[1], eo);
     std::printf("engine: %s, %s, weights %.0f MiB, open %.2f s\n", engine->device_name().c_str(),
                 engine->precision().c_str(), engine->weight_bytes() / 1048576.0, engine->load_ms() / 1000.0);

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <vector>
 
 #include "support/vk_env.hpp"
 #include "z123/error.hpp"
@@ -142,4 +143,39 @@ TEST_F(Memory, OutOfRangeCopiesAreRejected) {
   std::vector<char> data(128);
   EXPECT_THROW(device().upload(b, data.data(), 65), Error);
   EXPECT_THROW(device().download(b, data.data(), 8, 60), Error);
+}
+
+// Memory-type choice on the layouts that lavapipe cannot show: a discrete GPU's heaps (NVIDIA's
+// types: plain VRAM, the host-visible VRAM window, system memory, cached system memory) and an
+// integrated GPU's shared memory. The types are scored one by one; the best score must be the
+// type named in each expectation.
+TEST(MemoryTypeScore, DiscreteAndSharedMemoryLayouts) {
+  using vk::MemoryUsage;
+  const VkMemoryPropertyFlags vram = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+  const VkMemoryPropertyFlags bar =
+      VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  const VkMemoryPropertyFlags sys = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  const VkMemoryPropertyFlags sys_cached = sys | VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+  const std::vector<VkMemoryPropertyFlags> discrete{vram, bar, sys, sys_cached};
+  auto best = [](const std::vector<VkMemoryPropertyFlags>& types, MemoryUsage u, bool uma) {
+    size_t best_i = 0;
+    for (size_t i = 1; i < types.size(); ++i)
+      if (vk::memory_type_score(types[i], u, uma) > vk::memory_type_score(types[best_i], u, uma)) best_i = i;
+    return types[best_i];
+  };
+  EXPECT_EQ(best(discrete, MemoryUsage::DeviceLocal, false), vram); // not the BAR window
+  EXPECT_EQ(best(discrete, MemoryUsage::Upload, false), sys);
+  EXPECT_EQ(best(discrete, MemoryUsage::Download, false), sys_cached);
+  // Streamed weights: host memory the GPU reads over the bus, never VRAM, on a discrete GPU.
+  const VkMemoryPropertyFlags streamed = best(discrete, MemoryUsage::HostStreamed, false);
+  EXPECT_FALSE(streamed & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  EXPECT_TRUE(streamed & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT);
+  // Without any host-visible type streamed weights still get memory (VRAM).
+  EXPECT_EQ(best({vram}, MemoryUsage::HostStreamed, false), vram);
+  // Shared memory (UMA: every type device-local, one also host-visible): both usages take the
+  // host-visible device-local type, so uploads are plain copies.
+  const std::vector<VkMemoryPropertyFlags> shared{vram, bar};
+  EXPECT_EQ(best(shared, MemoryUsage::DeviceLocal, true), bar);
+  EXPECT_EQ(best(shared, MemoryUsage::HostStreamed, true), bar);
+  EXPECT_LT(vk::memory_type_score(vram, MemoryUsage::Upload, false), 0); // never staging in plain VRAM
 }

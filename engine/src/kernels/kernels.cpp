@@ -65,12 +65,11 @@ Kernels::Kernels(vk::Device& device) : device_(device) {
   const char* forced = std::getenv("Z123_KERNEL_PATH");
   const char* portable = std::getenv("Z123_FORCE_PORTABLE");
   bool force_portable = portable && *portable && std::strcmp(portable, "0") != 0;
-  // Preference per operation, from measurements on an H200 (bench/NOTES.md, session 2), first
-  // available wins. GEMM: KHR before NV v1 — the same source, yet the driver's code for the KHR
-  // form ran the whole UNet step 19% faster (75 vs 93 ms). Attention: NV v1 before KHR — KHR
-  // cannot turn the P accumulator into an A operand in registers and goes through shared memory
-  // (57 vs 144 TFLOP/s at the level-0 shape). NV coopmat2 (first version) was slower than both,
-  // so it is taken only when asked for (Z123_KERNEL_PATH=nv2).
+  // Preference per operation, from end-to-end measurements on an H200 (bench/NOTES.md, session
+  // 2), first available wins. KHR before NV v1 for both: the GEMM is the same source, yet the
+  // driver's code for the KHR form runs the UNet step faster (77.5 ms with KHR GEMM + NV
+  // attention, 93 ms all NV, 74.4 ms all KHR). NV coopmat2 (first version) was slower than both
+  // (GEMM 43-84 TFLOP/s, attention 26-35), so it is taken only when asked for (Z123_KERNEL_PATH=nv2).
   auto first_available = [&](std::initializer_list<Path> order) {
     if (force_portable) return Path::Portable;
     for (Path p : order)
@@ -78,7 +77,7 @@ Kernels::Kernels(vk::Device& device) : device_(device) {
     return Path::Portable;
   };
   Path matmul = first_available({Path::KhrCoopMat, Path::NvCoopMat});
-  Path attention = first_available({Path::NvCoopMat, Path::KhrCoopMat});
+  Path attention = matmul; // the same order measured fastest for attention too
   if (forced && *forced) {
     std::string f = forced;
     Path want = f == "nv"    ? Path::NvCoopMat

@@ -79,42 +79,34 @@ Allocator::~Allocator() {
   }
 }
 
+int memory_type_score(VkMemoryPropertyFlags f, MemoryUsage usage, bool uma) {
+  bool local = f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+  bool visible = f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+  bool coherent = f & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  bool cached = f & VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+  switch (usage) {
+  case MemoryUsage::DeviceLocal:
+    // Shared-memory devices (iGPU, CPU): host-visible device memory lets uploads skip staging.
+    // Discrete GPUs: prefer plain VRAM; their host-visible VRAM is the BAR window (possibly
+    // small, and not what the driver optimizes for), and uploads go through staging anyway.
+    if (local) return 10 + (visible && coherent ? (uma ? 1 : -1) : 0);
+    return 1; // fallback: any memory works, just slower
+  case MemoryUsage::Upload: return visible && coherent ? 10 + (local ? 0 : 1) : -1;
+  case MemoryUsage::Download: return visible && coherent ? 10 + (cached ? 2 : 0) + (local ? 0 : 1) : -1;
+  case MemoryUsage::HostStreamed:
+    // Discrete: system memory (not device-local) first; UMA: as for device-local tensors.
+    if (uma) return local ? 10 + (visible && coherent ? 1 : 0) : 1;
+    return visible && coherent ? (local ? 5 : 10) : 1;
+  }
+  return -1;
+}
+
 uint32_t Allocator::pick_memory_type(uint32_t type_bits, MemoryUsage usage) const {
-  // Score each allowed type; the highest wins. Device-local memory that is also host-visible
-  // (UMA devices, resizable BAR) is welcome for tensors: it lets uploads skip staging.
+  // The highest-scoring allowed type wins (memory_type_score).
   int best = -1, best_score = -1;
   for (uint32_t i = 0; i < props_.memoryTypeCount; ++i) {
     if (!(type_bits & (1u << i))) continue;
-    VkMemoryPropertyFlags f = props_.memoryTypes[i].propertyFlags;
-    bool local = f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
-    bool visible = f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
-    bool coherent = f & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-    bool cached = f & VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
-    int score = -1;
-    switch (usage) {
-    case MemoryUsage::DeviceLocal:
-      // Shared-memory devices (iGPU, CPU): host-visible device memory lets uploads skip staging.
-      // Discrete GPUs: prefer plain VRAM; their host-visible VRAM is the BAR window (possibly
-      // small, and not what the driver optimizes for), and uploads go through staging anyway.
-      if (local)
-        score = 10 + (visible && coherent ? (uma_ ? 1 : -1) : 0);
-      else
-        score = 1; // fallback: any memory works, just slower
-      break;
-    case MemoryUsage::Upload:
-      if (visible && coherent) score = 10 + (local ? 0 : 1);
-      break;
-    case MemoryUsage::Download:
-      if (visible && coherent) score = 10 + (cached ? 2 : 0) + (local ? 0 : 1);
-      break;
-    case MemoryUsage::HostStreamed:
-      // Discrete: system memory (not device-local) first; UMA: as for device-local tensors.
-      if (uma_)
-        score = local ? 10 + (visible && coherent ? 1 : 0) : 1;
-      else
-        score = visible && coherent ? (local ? 5 : 10) : 1;
-      break;
-    }
+    int score = memory_type_score(props_.memoryTypes[i].propertyFlags, usage, uma_);
     if (score > best_score) {
       best_score = score;
       best = static_cast<int>(i);

@@ -27,6 +27,10 @@ enum class MemoryUsage {
   HostStreamed,
 };
 
+// How well a memory type with these property flags suits `usage` (higher is better, < 0 never);
+// uma: the device shares host memory (integrated GPU, CPU device).
+int memory_type_score(VkMemoryPropertyFlags flags, MemoryUsage usage, bool uma);
+
 struct MemoryStats {
   uint64_t allocated_bytes = 0; // VkDeviceMemory currently held (all usages)
   uint64_t peak_allocated_bytes = 0;
