@@ -87,7 +87,13 @@ layout(std430, binding = 4) writeonly buffer YBuf8 { uvec4 y8[]; };
 // Epilogue staging (fp32, aliases the tiles): per subgroup 16 rows x WN columns, rows padded
 // by 4 floats (one unit).
 #define STG (WN / 4 + 1)
-shared uvec4 smem[STAGES * STAGE_UNITS];
+#define EPI_UNITS (WARPS_M * WARPS_N * 16 * STG)
+#if EPI_UNITS > STAGES * STAGE_UNITS // wide subgroup blocks with short K steps
+#define SMEM_UNITS EPI_UNITS
+#else
+#define SMEM_UNITS (STAGES * STAGE_UNITS)
+#endif
+shared uvec4 smem[SMEM_UNITS];
 
 uint tile_m0, tile_n0;
 uvec4 ra[A_PASSES], rb[B_PASSES];

@@ -31,4 +31,16 @@ foreach(kind "" "_conv")
   z123_shader(NAME gemm${kind}_khr_narrow_f16 SOURCE gemm_coopmat_nv.comp
               DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BN=16 WARPS_M=8 WARPS_N=1 REQUIRES KHR_COOPMAT
               TARGET_ENV vulkan1.3)
+  # Alternative KHR tilings, picked with Z123_GEMM_TILE (gemm_dispatch.cpp) to measure them
+  # against the default on a GPU: 128 x 256 and 256 x 128 tiles with 64 x 64 per subgroup,
+  # double-buffered BK 32, and 4 x 2 subgroups of 32 x 64.
+  z123_shader(NAME gemm${kind}_khr_t128x256_f16 SOURCE gemm_coopmat_nv.comp
+              DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BN=256 BK=32 REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3)
+  z123_shader(NAME gemm${kind}_khr_t256x128_f16 SOURCE gemm_coopmat_nv.comp
+              DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BM=256 BK=32 WARPS_M=4 WARPS_N=2 REQUIRES KHR_COOPMAT
+              TARGET_ENV vulkan1.3)
+  z123_shader(NAME gemm${kind}_khr_k32s2_f16 SOURCE gemm_coopmat_nv.comp
+              DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BK=32 STAGES=2 REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3)
+  z123_shader(NAME gemm${kind}_khr_w4x2_f16 SOURCE gemm_coopmat_nv.comp
+              DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} WARPS_M=4 WARPS_N=2 REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3)
 endforeach()

@@ -38,6 +38,24 @@ void split_rows(uint32_t tiles, uint32_t& gy, uint32_t& gz) {
 
 bool same_buffer(const Tensor& a, const Tensor* b) { return b && a.buffer == b->buffer; }
 
+// A cooperative-matrix GEMM variant: the pipeline name suffix and its workgroup tile.
+struct CoopTile {
+  std::string suffix;
+  uint32_t m, n;
+};
+
+// Z123_GEMM_TILE=t128x256|t256x128|k32s2|w4x2 picks one of the alternative KHR tilings of
+// shaders/variants/gemm.cmake instead of the default (for measuring them on a GPU).
+CoopTile khr_tile_override(const CoopTile& fallback) {
+  const char* want = std::getenv("Z123_GEMM_TILE");
+  if (!want || !*want) return fallback;
+  const std::string w = want;
+  if (w == "t128x256") return {"_t128x256", 128, 256};
+  if (w == "t256x128") return {"_t256x128", 256, 128};
+  if (w == "k32s2" || w == "w4x2") return {"_" + w, 128, 128};
+  throw invalid_argument("Z123_GEMM_TILE=" + w + ": expected t128x256, t256x128, k32s2 or w4x2");
+}
+
 } // namespace
 
 void set_max_grid_rows_for_testing(uint32_t groups) { g_max_groups = groups ? groups : kMaxGroups; }
@@ -116,14 +134,16 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
 
   if (gemm_uses_coopmat(kernels, x.dtype)) {
     // One kernel source, built per extension: gemm*_nv* (NV) and gemm*_khr* (KHR).
-    const std::string api = kernels.matmul_path() == Path::KhrCoopMat ? "_khr" : "_nv";
+    const bool khr = kernels.matmul_path() == Path::KhrCoopMat;
+    const std::string api = khr ? "_khr" : "_nv";
     bool narrow = push.N <= kCoopNarrowN;
-    const vk::Pipeline& pipe =
-        kernels.pipeline(variant(base + api + (narrow ? "_narrow" : ""), x.dtype), 5, sizeof push,
-                         {run % 8 == 0 ? 1u : 0u}, coopmat_subgroup_size(kernels.device()));
-    split_rows(div_up(push.M, kCoopTileM), gy, gz);
+    CoopTile tile = narrow ? CoopTile{"_narrow", kCoopTileM, kCoopNarrowN} : CoopTile{"", kCoopTileM, kCoopTileN};
+    if (khr && !narrow) tile = khr_tile_override(tile);
+    const vk::Pipeline& pipe = kernels.pipeline(variant(base + api + tile.suffix, x.dtype), 5, sizeof push,
+                                                {run % 8 == 0 ? 1u : 0u}, coopmat_subgroup_size(kernels.device()));
+    split_rows(div_up(push.M, tile.m), gy, gz);
     push.m_groups_y = gy;
-    rec.dispatch(pipe, bindings, &push, sizeof push, div_up(push.N, narrow ? kCoopNarrowN : kCoopTileN), gy, gz);
+    rec.dispatch(pipe, bindings, &push, sizeof push, div_up(push.N, tile.n), gy, gz);
     return;
   }
 
