@@ -44,8 +44,8 @@ struct CoopTile {
   uint32_t m, n;
 };
 
-// Z123_GEMM_TILE=t128x256|t256x128|k32s2|w4x2 picks one of the alternative KHR tilings of
-// shaders/variants/gemm.cmake instead of the default (for measuring them on a GPU).
+// Z123_GEMM_TILE=t128x256|t256x128|k32s2|w4x2|default picks one of the KHR tilings of
+// shaders/variants/gemm.cmake instead of the automatic choice (for measuring them on a GPU).
 CoopTile khr_tile_override(const CoopTile& fallback) {
   const char* want = std::getenv("Z123_GEMM_TILE");
   if (!want || !*want) return fallback;
@@ -53,7 +53,8 @@ CoopTile khr_tile_override(const CoopTile& fallback) {
   if (w == "t128x256") return {"_t128x256", 128, 256};
   if (w == "t256x128") return {"_t256x128", 256, 128};
   if (w == "k32s2" || w == "w4x2") return {"_" + w, 128, 128};
-  throw invalid_argument("Z123_GEMM_TILE=" + w + ": expected t128x256, t256x128, k32s2 or w4x2");
+  if (w == "default") return {"", 128, 128};
+  throw invalid_argument("Z123_GEMM_TILE=" + w + ": expected t128x256, t256x128, k32s2, w4x2 or default");
 }
 
 } // namespace
@@ -138,6 +139,11 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     const std::string api = khr ? "_khr" : "_nv";
     bool narrow = push.N <= kCoopNarrowN;
     CoopTile tile = narrow ? CoopTile{"_narrow", kCoopTileM, kCoopNarrowN} : CoopTile{"", kCoopTileM, kCoopTileN};
+    // Convolutions on KHR take 128 x 256 tiles when their last 256-column tile is at least half
+    // used. Measured on an H200 (bench/NOTES.md): 4,800x640x5,760 130 vs 118 TFLOP/s, the VAE's
+    // 614,400x128x1,152 64 vs 37; but 19,200x320x2,880 (last tile a quarter used) 82 vs 109, and
+    // linear layers gained nothing overall.
+    if (khr && !narrow && p.conv && (push.N % 256 == 0 || push.N % 256 >= 128)) tile = {"_t128x256", 128, 256};
     if (khr && !narrow) tile = khr_tile_override(tile);
     const vk::Pipeline& pipe = kernels.pipeline(variant(base + api + tile.suffix, x.dtype), 5, sizeof push,
                                                 {run % 8 == 0 ? 1u : 0u}, coopmat_subgroup_size(kernels.device()));
