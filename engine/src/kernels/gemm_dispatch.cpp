@@ -25,6 +25,7 @@ constexpr uint32_t kNarrowBlock = 4;
 // conv_out 128->3 took 12 ms on an H200 with them).
 constexpr uint32_t kCoopTileM = 128, kCoopTileN = 128, kCoopNarrowN = 16;
 constexpr uint32_t kCoopSubgroup = 32;
+constexpr uint64_t kCoopWideMinGroups = 1024; // see the KHR conv tile choice in record_gemm
 // NV cooperative matrix 2 kernel (gemm_coopmat2.comp): 128 x 128 tiles, or 128 x 256 where that
 // still gives enough workgroups to fill the GPU (an H200 has 132 SMs: two waves at least).
 // Problems with N <= kCoopNarrowN keep the v1 kernel's 128 x 16 tiles.
@@ -139,11 +140,12 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     const std::string api = khr ? "_khr" : "_nv";
     bool narrow = push.N <= kCoopNarrowN;
     CoopTile tile = narrow ? CoopTile{"_narrow", kCoopTileM, kCoopNarrowN} : CoopTile{"", kCoopTileM, kCoopTileN};
-    // Convolutions on KHR take 128 x 256 tiles when their last 256-column tile is at least half
-    // used. Measured on an H200 (bench/NOTES.md): 4,800x640x5,760 130 vs 118 TFLOP/s, the VAE's
-    // 614,400x128x1,152 64 vs 37; but 19,200x320x2,880 (last tile a quarter used) 82 vs 109, and
-    // linear layers gained nothing overall.
-    if (khr && !narrow && p.conv && (push.N % 256 == 0 || push.N % 256 >= 128)) tile = {"_t128x256", 128, 256};
+    // Large convolutions (the VAE decoder's upper levels: 1,000+ workgroups even with 128 x 256
+    // tiles) take 128 x 256 tiles on KHR. Measured on an H200 (bench/NOTES.md): 614,400x128x1,152
+    // 2.83 vs 4.86 ms in two runs. The UNet's convs (150-300 workgroups) and linear layers
+    // measured noisy or worse with them (a whole step 95 vs 74 ms when all convs took them).
+    if (khr && !narrow && p.conv && uint64_t{div_up(push.M, 128)} * div_up(push.N, 256) >= kCoopWideMinGroups)
+      tile = {"_t128x256", 128, 256};
     if (khr && !narrow) tile = khr_tile_override(tile);
     const vk::Pipeline& pipe = kernels.pipeline(variant(base + api + tile.suffix, x.dtype), 5, sizeof push,
                                                 {run % 8 == 0 ? 1u : 0u}, coopmat_subgroup_size(kernels.device()));
