@@ -78,6 +78,8 @@ layout(std430, binding = 1) readonly buffer WBuf8 { uvec4 w8[]; };
 layout(std430, binding = 2) readonly buffer BiasBuf8 { uvec4 bias8[]; };
 layout(std430, binding = 3) readonly buffer ResBuf8 { uvec4 residual8[]; };
 layout(std430, binding = 4) writeonly buffer YBuf8 { uvec4 y8[]; };
+// Split K (pc.k_chunk != 0): binding 4 is the fp32 scratch of partial sums instead of y.
+layout(std430, binding = 4) writeonly buffer YBufPartial { float y_partial[]; };
 
 // Tiles in 16-byte units (8 halves). Rows are padded by one unit (80-byte stride) so the eight
 // 16-byte row segments a fragment load touches fall in distinct banks.
@@ -180,6 +182,12 @@ void store_tiles(uint base) {
 // Epilogue for 8 consecutive columns n .. n+7 of row m, values v (fp32).
 void store8(uint m, uint n, float v[8]) {
   if (m >= pc.M) return;
+  if (pc.k_chunk != 0u) { // split K: raw partial sums, the reduce kernel does the epilogue
+    uint base = (gl_WorkGroupID.z * pc.M + m) * pc.N + n;
+    [[unroll]] for (uint e = 0; e < 8; ++e)
+      if (n + e < pc.N) y_partial[base + e] = v[e];
+    return;
+  }
   bool vec = (pc.N & 7u) == 0u && n + 8 <= pc.N;
   if (!vec) {
     [[unroll]] for (uint e = 0; e < 8; ++e)
@@ -212,7 +220,10 @@ void store8(uint m, uint n, float v[8]) {
 }
 
 void main() {
-  uint m_tile = gemm_m_tile();
+  // With split K, z is the K range, and the few row tiles all fit in y.
+  uint m_tile = pc.k_chunk != 0u ? gl_WorkGroupID.y : gemm_m_tile();
+  uint k_begin = pc.k_chunk != 0u ? gl_WorkGroupID.z * pc.k_chunk : 0u;
+  uint k_end = pc.k_chunk != 0u ? min(pc.K, k_begin + pc.k_chunk) : pc.K;
   tile_m0 = m_tile * BM;
   tile_n0 = gl_WorkGroupID.x * BN;
   if (tile_m0 >= pc.M) return; // whole workgroup leaves together: barriers stay uniform
@@ -235,15 +246,16 @@ void main() {
   [[unroll]] for (int i = 0; i < FM; ++i)
     [[unroll]] for (int j = 0; j < FN; ++j) acc[i][j] = CM_F32ACC(0.0);
 
-  load_tiles(0);
+  // k_chunk is a multiple of BK, so a K step never straddles two ranges; loads zero-fill past K.
+  load_tiles(k_begin);
   uint stage = 0;
   CM_F16A a[FM];
   CM_F16B b[FN];
-  for (uint k0 = 0; k0 < pc.K; k0 += BK) {
+  for (uint k0 = k_begin; k0 < k_end; k0 += BK) {
     uint base = stage * STAGE_UNITS;
     store_tiles(base);
     barrier();
-    if (k0 + BK < pc.K) load_tiles(k0 + BK); // in flight during the matrix ops below
+    if (k0 + BK < k_end) load_tiles(k0 + BK); // in flight during the matrix ops below
     [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
       [[unroll]] for (int i = 0; i < FM; ++i)
         cmLoad(a[i], smem, base + (warp_m * WM + i * 16) * LDS + kk / 8, LDS, CM_ROW_MAJOR);

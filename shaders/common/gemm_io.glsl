@@ -22,6 +22,10 @@ layout(push_constant) uniform GemmPush {
   uint m_groups_y; // M tiles are spread over grid y and z: tile = y + z * m_groups_y
   // Convolution geometry (CONV variants only). x is [B, H, W, Cin], y is [B, Ho, Wo, N].
   uint H, W, Cin, Ho, Wo, KH, KW, stride, pad_top, pad_left, upsample;
+  // Split K (cooperative-matrix kernel only; 0 = off): workgroup z sums K range
+  // [z * k_chunk, (z + 1) * k_chunk) and writes raw fp32 partial sums to binding 4 at
+  // [z, M, N]; gemm_splitk_reduce.comp adds them up and applies the epilogue.
+  uint k_chunk;
 } pc;
 
 #define GEMM_HAS_BIAS 1u

@@ -116,6 +116,12 @@ TEST_P(Conv2d, NearestUpsample2MultiTileResidualSilu) {
 }
 // Stride 2 on the coopmat2 kernel's 128 x 256 tiles (pinned): K = 648, ten whole 64-deep steps
 // and a partial one, a partial second tile in N.
+// An innermost UNet level in miniature: few output pixels, many input channels, so the coopmat
+// kernels split K (864 = 9 x 96 into 3 ranges of 320, the last partial); residual and SiLU go
+// through the reduction kernel.
+TEST_P(Conv2d, SplitKSmallImageManyChannels) {
+  check({2, 6, 5, 96, 200, 3, 3}, kernels::conv_pad(1), true, true, Epilogue::Silu);
+}
 TEST_P(Conv2d, Stride2WideTilesGelu) {
   test::ScopedEnv tile("Z123_GEMM_CM2_TILE_N", "256");
   check({1, 17, 15, 72, 264, 3, 3}, kernels::conv_pad(1, 2), true, false, Epilogue::Gelu);

@@ -95,6 +95,13 @@ TEST_P(Linear, WideTilesPartialKStep) {
 // K odd (rows not 16-byte aligned: tensor loads of unaligned rows), N just above the narrow
 // kernels' limit of 16.
 TEST_P(Linear, OddKJustWiderThanNarrow) { check({2, 65}, 453, 17, true, true, Epilogue::Silu); }
+// Few output tiles and a long K: the coopmat kernels split K (2 tiles -> 10 ranges of 320 with a
+// partial last one; 2 tiles with K % 8 != 0 -> 3 ranges of 384) and a second kernel sums the ranges and
+// applies the epilogue. On the portable path these are plain GEMMs.
+TEST_P(Linear, SplitKFewTilesLongK) {
+  check({40}, 3000, 200, true, true, Epilogue::Gelu);
+  check({2, 3}, 1001, 130, false, true, Epilogue::Silu);
+}
 
 INSTANTIATE_TEST_SUITE_P(Gemm, Linear, ::testing::ValuesIn(test::gemm_test_cases()),
                          [](const auto& param_info) { return test::gemm_case_name(param_info.param); });
@@ -149,6 +156,31 @@ TEST_F(LinearArgs, CoopMatPathIsTakenOnlyForF16) {
     EXPECT_FALSE(kernels::detail::gemm_uses_coopmat(k, DType::F32));
     k.set_matmul_path(kernels::Path::Portable);
     EXPECT_FALSE(kernels::detail::gemm_uses_coopmat(k, DType::F16));
+  }
+  if (!any) GTEST_SKIP() << "no NV or KHR cooperative matrix path on this device/build";
+}
+
+// The coopmat kernels split K only when few output tiles would run: two dispatches (GEMM into
+// partial sums, then the reduction with the epilogue) for 40 x 3000 x 200 (2 tiles), one for
+// 4000 x 3000 x 1280 (320 tiles).
+TEST_F(LinearArgs, CoopMatSplitsKOnlyForFewTiles) {
+  kernels::Kernels k(device());
+  bool any = false;
+  for (kernels::Path path : {kernels::Path::NvCoopMat, kernels::Path::KhrCoopMat}) {
+    if (!k.path_available(path)) continue;
+    any = true;
+    SCOPED_TRACE(kernels::path_name(path));
+    k.set_matmul_path(path);
+    auto dispatches = [&](int64_t M, int64_t N) {
+      Tensor x = make_tensor(device(), DType::F16, {M, 3000}, "x");
+      Tensor w = make_tensor(device(), DType::F16, {N, 3000}, "w");
+      Tensor y = make_tensor(device(), DType::F16, {M, N}, "y");
+      vk::Recording rec(device());
+      kernels::linear(k, rec, x, w, nullptr, y);
+      return rec.dispatch_count();
+    };
+    EXPECT_EQ(dispatches(40, 200), 2u);
+    EXPECT_EQ(dispatches(4000, 1280), 1u);
   }
   if (!any) GTEST_SKIP() << "no NV or KHR cooperative matrix path on this device/build";
 }

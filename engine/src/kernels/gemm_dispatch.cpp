@@ -39,6 +39,27 @@ void split_rows(uint32_t tiles, uint32_t& gy, uint32_t& gz) {
 
 bool same_buffer(const Tensor& a, const Tensor* b) { return b && a.buffer == b->buffer; }
 
+// Split K (coopmat kernels): wanted when fewer output tiles than kSplitKTargetGroups would run
+// (~2 per compute unit on GPUs with 100-150 of them; the device does not tell us how many), with
+// at least kSplitKMinChunk of K per range and at most kSplitKMax ranges. Ranges are multiples
+// of kSplitKAlign (every kernel variant's K step divides it).
+constexpr uint64_t kSplitKTargetGroups = 256;
+constexpr uint32_t kSplitKMinChunk = 256, kSplitKMax = 16, kSplitKAlign = 64, kReduceGroup = 256;
+
+uint32_t round_up(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
+
+// How many K ranges a coopmat GEMM with `tiles` output tiles runs (1 = no split).
+// Z123_GEMM_SPLITK=0 turns splitting off (for measuring).
+uint32_t split_k_count(uint64_t tiles, uint32_t K) {
+  static const bool off = [] {
+    const char* v = std::getenv("Z123_GEMM_SPLITK");
+    return v && std::string(v) == "0";
+  }();
+  if (off || tiles == 0 || tiles * 2 > kSplitKTargetGroups) return 1;
+  uint64_t want = (kSplitKTargetGroups + tiles - 1) / tiles;
+  return static_cast<uint32_t>(std::max<uint64_t>(1, std::min<uint64_t>({want, K / kSplitKMinChunk, kSplitKMax})));
+}
+
 // A cooperative-matrix GEMM variant: the pipeline name suffix and its workgroup tile.
 struct CoopTile {
   std::string suffix;
@@ -149,9 +170,29 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     if (khr && !narrow) tile = khr_tile_override(tile);
     const vk::Pipeline& pipe = kernels.pipeline(variant(base + api + tile.suffix, x.dtype), 5, sizeof push,
                                                 {run % 8 == 0 ? 1u : 0u}, coopmat_subgroup_size(kernels.device()));
-    split_rows(div_up(push.M, tile.m), gy, gz);
+    const uint32_t row_tiles = div_up(push.M, tile.m), col_tiles = div_up(push.N, tile.n);
+    const uint32_t splits = split_k_count(uint64_t{row_tiles} * col_tiles, push.K);
+    if (splits > 1 && row_tiles <= g_max_groups) {
+      // Few output tiles (the UNet's innermost levels: M of 128-300 rows, K up to 23,040): K is
+      // cut into `splits` ranges run side by side, then summed with the epilogue applied.
+      push.k_chunk = round_up(div_up(push.K, splits), kSplitKAlign);
+      const uint32_t used = div_up(push.K, push.k_chunk);
+      const vk::Buffer& partial = kernels.splitk_scratch(uint64_t{used} * push.M * push.N * 4);
+      std::vector<vk::Binding> split_bindings = bindings;
+      split_bindings[4] = vk::out(partial);
+      push.m_groups_y = row_tiles;
+      rec.dispatch(pipe, split_bindings, &push, sizeof push, col_tiles, row_tiles, used);
+      std::vector<vk::Binding> reduce_bindings = bindings;
+      reduce_bindings[0] = vk::in(partial);
+      const uint64_t groups = div_up(uint64_t{push.M} * push.N, kReduceGroup);
+      const uint32_t rx = static_cast<uint32_t>(std::min<uint64_t>(groups, kMaxGroups));
+      rec.dispatch(kernels.pipeline(variant("gemm_splitk_reduce", x.dtype), 5, sizeof push), reduce_bindings, &push,
+                   sizeof push, rx, static_cast<uint32_t>(div_up(groups, rx)));
+      return;
+    }
+    split_rows(row_tiles, gy, gz);
     push.m_groups_y = gy;
-    rec.dispatch(pipe, bindings, &push, sizeof push, div_up(push.N, tile.n), gy, gz);
+    rec.dispatch(pipe, bindings, &push, sizeof push, col_tiles, gy, gz);
     return;
   }
 

@@ -19,8 +19,9 @@ struct GemmPush {
   uint32_t flags = 0;
   uint32_t m_groups_y = 0;
   uint32_t H = 0, W = 0, Cin = 0, Ho = 0, Wo = 0, KH = 1, KW = 1, stride = 1, pad_top = 0, pad_left = 0, upsample = 1;
+  uint32_t k_chunk = 0; // split K (coopmat kernels): K elements per workgroup z; 0 = no split
 };
-static_assert(sizeof(GemmPush) == 16 * 4, "push block layout changed");
+static_assert(sizeof(GemmPush) == 17 * 4, "push block layout changed");
 
 struct GemmProblem {
   const Tensor* x = nullptr;

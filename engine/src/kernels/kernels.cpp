@@ -1,5 +1,6 @@
 #include "z123/kernels/kernels.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
@@ -96,6 +97,15 @@ Kernels::Kernels(vk::Device& device) : device_(device) {
 const vk::Pipeline& Kernels::pipeline(const std::string& shader, uint32_t buffers, uint32_t push_bytes,
                                       std::vector<uint32_t> spec_constants, uint32_t subgroup_size) {
   return device_.pipelines().get({shader, buffers, push_bytes, std::move(spec_constants), subgroup_size});
+}
+
+const vk::Buffer& Kernels::splitk_scratch(uint64_t bytes) {
+  if (splitk_scratch_.empty() || splitk_scratch_.back()->size() < bytes) {
+    uint64_t size = std::max<uint64_t>(bytes, splitk_scratch_.empty() ? 0 : 2 * splitk_scratch_.back()->size());
+    splitk_scratch_.push_back(std::make_shared<vk::Buffer>(
+        device_.allocator().create_buffer(size, vk::MemoryUsage::DeviceLocal, "split-K partial sums")));
+  }
+  return *splitk_scratch_.back();
 }
 
 std::string variant(const std::string& base, DType t) { return base + "_" + dtype_name(t); }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,10 +35,16 @@ public:
   const vk::Pipeline& pipeline(const std::string& shader, uint32_t buffers, uint32_t push_bytes,
                                std::vector<uint32_t> spec_constants = {}, uint32_t subgroup_size = 0);
 
+  // A device buffer of at least `bytes` for split-K partial sums, shared by every GEMM recorded
+  // with this context (recordings order their uses by barriers; programs run one at a time).
+  // Outgrown buffers stay alive: earlier recordings still reference them.
+  const vk::Buffer& splitk_scratch(uint64_t bytes);
+
 private:
   vk::Device& device_;
   Path matmul_path_ = Path::Portable;
   Path attention_path_ = Path::Portable;
+  std::vector<std::shared_ptr<vk::Buffer>> splitk_scratch_;
 };
 
 // Subgroup size to require of the pipelines of the cooperative-matrix kernels (written for
