@@ -39,11 +39,13 @@ void split_rows(uint32_t tiles, uint32_t& gy, uint32_t& gz) {
 
 bool same_buffer(const Tensor& a, const Tensor* b) { return b && a.buffer == b->buffer; }
 
-// Split K (coopmat kernels): wanted when fewer output tiles than kSplitKTargetGroups would run
-// (~2 per compute unit on GPUs with 100-150 of them; the device does not tell us how many), with
-// at least kSplitKMinChunk of K per range and at most kSplitKMax ranges. Ranges are multiples
-// of kSplitKAlign (every kernel variant's K step divides it).
-constexpr uint64_t kSplitKTargetGroups = 256;
+// Split K (coopmat kernels): only for fewer than kSplitKMaxTiles output tiles, then enough ranges
+// for about kSplitKTargetGroups workgroups (~2 per compute unit on GPUs with 100-150 of them; the
+// device does not tell us how many), with at least kSplitKMinChunk of K per range and at most
+// kSplitKMax ranges. Ranges are multiples of kSplitKAlign (every variant's K step divides it).
+// Measured on an H200 (bench/NOTES.md): 10-40 tiles gained 35-60% per conv, but 80-100 tiles
+// split 3-4 ways got slower (the partial sums' traffic and the extra dispatch).
+constexpr uint64_t kSplitKTargetGroups = 256, kSplitKMaxTiles = 48;
 constexpr uint32_t kSplitKMinChunk = 256, kSplitKMax = 16, kSplitKAlign = 64, kReduceGroup = 256;
 
 uint32_t round_up(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
@@ -55,7 +57,7 @@ uint32_t split_k_count(uint64_t tiles, uint32_t K) {
     const char* v = std::getenv("Z123_GEMM_SPLITK");
     return v && std::string(v) == "0";
   }();
-  if (off || tiles == 0 || tiles * 2 > kSplitKTargetGroups) return 1;
+  if (off || tiles == 0 || tiles >= kSplitKMaxTiles) return 1;
   uint64_t want = (kSplitKTargetGroups + tiles - 1) / tiles;
   return static_cast<uint32_t>(std::max<uint64_t>(1, std::min<uint64_t>({want, K / kSplitKMinChunk, kSplitKMax})));
 }

@@ -103,7 +103,8 @@ const vk::Buffer& Kernels::splitk_scratch(uint64_t bytes) {
   if (splitk_scratch_.empty() || splitk_scratch_.back()->size() < bytes) {
     uint64_t size = std::max<uint64_t>(bytes, splitk_scratch_.empty() ? 0 : 2 * splitk_scratch_.back()->size());
     splitk_scratch_.push_back(std::make_shared<vk::Buffer>(
-        device_.allocator().create_buffer(size, vk::MemoryUsage::DeviceLocal, "split-K partial sums")));
+        device_.allocator().create_buffer(size, vk::MemoryUsage::DeviceLocal, "split-K partial sums",
+                                          /*own_memory=*/true))); // tens of MiB, not a new 256 MiB block
   }
   return *splitk_scratch_.back();
 }

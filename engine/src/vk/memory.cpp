@@ -157,7 +157,7 @@ Allocator::Block* Allocator::new_block(uint64_t size, uint32_t type_index, bool 
   return blocks_.back().get();
 }
 
-Buffer Allocator::create_buffer(VkDeviceSize bytes, MemoryUsage usage, const std::string& name) {
+Buffer Allocator::create_buffer(VkDeviceSize bytes, MemoryUsage usage, const std::string& name, bool own_memory) {
   if (bytes == 0) throw invalid_argument("buffer '" + name + "': size 0 requested");
   bool storage = usage == MemoryUsage::DeviceLocal;
   if (storage && bytes > max_storage_range_)
@@ -189,7 +189,7 @@ Buffer Allocator::create_buffer(VkDeviceSize bytes, MemoryUsage usage, const std
     bool map = usage != MemoryUsage::DeviceLocal || map_device_local_;
     Block* block = nullptr;
     uint64_t offset = 0;
-    if (size > block_bytes_ / 2) {
+    if (own_memory || size > block_bytes_ / 2) {
       block = new_block(size, type, true, map, "'" + name + "'");
       offset = 0;
       block->free_ranges.clear();

@@ -85,7 +85,9 @@ public:
   Allocator& operator=(const Allocator&) = delete;
 
   // name is used in error messages and reports ("unet.down_blocks.0...").
-  Buffer create_buffer(VkDeviceSize bytes, MemoryUsage usage, const std::string& name);
+  // own_memory: a VkDeviceMemory of exactly this buffer's size instead of a range of a shared
+  // block (for a buffer made late, after the blocks are full, that should not add a block).
+  Buffer create_buffer(VkDeviceSize bytes, MemoryUsage usage, const std::string& name, bool own_memory = false);
   MemoryStats stats() const;
   void reset_peaks();
   uint64_t block_bytes() const { return block_bytes_; }
