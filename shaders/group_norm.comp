@@ -2,11 +2,24 @@
 // GroupNorm (+ optional SiLU) over token-major x [B, HW, C]: statistics per (batch, group) over
 // HW rows x cpg = C / G channels, y = (x - mean) * rstd * gamma[c] + beta[c].
 //
-// Statistics: every thread accumulates sums of (x - K) and (x - K)^2 with K = the first value it
-// reads (shifted data, so a common offset such as 100 +- 1 does not cancel the variance), turns
-// them into (count, mean, M2), and partial results are merged with Chan's parallel formula.
+// Statistics (direct and split stages): every thread accumulates sums of (x - K) and (x - K)^2
+// with K = the first value it reads (shifted data, so a common offset such as 100 +- 1 does not
+// cancel the variance), turns them into (count, mean, M2), and partial results are merged with
+// Chan's parallel formula.
 //
-// One source, three stages (define STAGE_*), and VEC = 1 or 4 channels per access (4 needs
+// STAGE_RESIDENT   one workgroup per (group, batch) that holds the whole group in registers: one
+//                  dispatch, x read once and y written once. Accesses are EV = 1, 2 or 4
+//                  channels (EV divides cpg, so every access lies inside one pixel's group: the
+//                  group is a flat list of HW * cpg / EV accesses, and invocation t keeps accesses
+//                  t, t + W, ... — consecutive invocations read consecutive bytes of the group,
+//                  which in NHWC are cpg-channel runs C apart). Up to NV accesses per invocation
+//                  (RES_WORDS 32-bit registers of data); the host sends only groups that fit.
+//                  Exact two-pass statistics over the registers: the mean (of data shifted by the
+//                  group's first access, so the fp32 sums stay small), then the mean squared
+//                  deviation from it, each one workgroup reduction (subgroupAdd, then the
+//                  per-subgroup partials through shared memory).
+//
+// The others: three stages (define STAGE_*), and VEC = 1 or 4 channels per access (4 needs
 // C % 4 == 0; the model's widths all are):
 //   STAGE_DIRECT   one workgroup per (group, batch) computes the statistics and applies them:
 //                  one dispatch, for small groups. Scalar accesses (VEC ignored).
@@ -25,29 +38,65 @@
 // word. Only the tile's own APPLY workgroup overwrites the tile, and only after every invocation
 // has read the partials (a barrier separates the two), so no workgroup reads a number another
 // has overwritten. The host sizes tiles so that a tile holds T x G pairs.
+#ifdef STAGE_RESIDENT
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_EXT_control_flow_attributes : require
+#endif
 #include "common/types.glsl"
 
 #ifndef VEC
 #define VEC 1
 #endif
-#if VEC == 4 && !defined(STAGE_DIRECT)
+#ifndef EV
+#define EV 1
+#endif
+#if defined(STAGE_RESIDENT) && EV == 4
+#define VT vec4
+#define STORE_V STORE_T4
+#elif defined(STAGE_RESIDENT) && EV == 2
+#define VT vec2
+#define STORE_V STORE_T2
+#elif VEC == 4 && !defined(STAGE_DIRECT) && !defined(STAGE_RESIDENT)
 #define VT vec4
 #define STORE_V STORE_T4
 #else
 #define VT float
 #define STORE_V STORE_T
 #endif
+// gamma / beta: per access in the resident stage (aligned: EV divides cpg), per channel otherwise.
+#ifdef STAGE_RESIDENT
+#define STORE_P STORE_V
+#else
+#define STORE_P STORE_T
+#endif
+
+#ifdef STAGE_RESIDENT
+// Registers of data per invocation (must match kResidentWords in engine/src/kernels/norm.cpp):
+// 48 leaves 16 of the 64 an NVIDIA SM gives each of 1,024 invocations for addresses and sums.
+#define RES_WORDS 48
+#if defined(DTYPE_F16) && EV == 4
+#define ACCESS_WORDS 2
+#elif defined(DTYPE_F16)
+#define ACCESS_WORDS 1 // a lone fp16 value is counted as a whole register
+#else
+#define ACCESS_WORDS EV
+#endif
+#define NV (RES_WORDS / ACCESS_WORDS)
+#endif
 
 layout(local_size_x_id = 0) in;
 // PARTIAL: entries of the per-(row lane, channel) shared array (>= G too). APPLY: entries of the
-// channel table (C / VEC). Others: unused.
+// channel table (C / VEC). RESIDENT: accesses per pixel of a group (cpg / EV). DIRECT: unused.
 layout(constant_id = 1) const uint CAP = 1;
 
 layout(std430, binding = 0) readonly buffer X { STORE_V x[]; };
-layout(std430, binding = 1) readonly buffer Gamma { STORE_T gamma[]; };
-layout(std430, binding = 2) readonly buffer Beta { STORE_T beta[]; };
+layout(std430, binding = 1) readonly buffer Gamma { STORE_P gamma[]; };
+layout(std430, binding = 2) readonly buffer Beta { STORE_P beta[]; };
 layout(std430, binding = 3) writeonly buffer Y { STORE_V y[]; };
+#ifndef STAGE_RESIDENT
 layout(std430, binding = 4) buffer WS { float ws[]; }; // y's buffer seen as fp32 words
+#endif
 
 layout(push_constant) uniform Push {
   uint HW, C, G, cpg;
@@ -297,6 +346,84 @@ void main() {
     for (uint e = 0; e < 4u; ++e) v[e] = ok[e] ? VT(x[idx[e]]) : VT(0.0);
     for (uint e = 0; e < 4u; ++e)
       if (ok[e]) y[idx[e]] = STORE_V(finish(v[e] * tab_a[ch[e]] + tab_d[ch[e]]));
+  }
+}
+#endif
+
+#ifdef STAGE_RESIDENT
+shared float red[2u * gl_WorkGroupSize.x]; // per-subgroup partials, one half per reduction
+shared VT tab_g[CAP], tab_b[CAP];          // gamma, beta per access position within a pixel
+
+// Sum of v over the workgroup (call in uniform control flow, each `slot` once); every invocation
+// gets the same value: each subgroup adds the same partials in the same lanes.
+float workgroup_sum(float v, uint slot) {
+  float s = subgroupAdd(v);
+  uint o = slot * gl_WorkGroupSize.x;
+  if (subgroupElect()) red[o + gl_SubgroupID] = s;
+  barrier();
+  float r = 0.0;
+  for (uint i = gl_SubgroupInvocationID; i < gl_NumSubgroups; i += gl_SubgroupSize) r += red[o + i];
+  return subgroupAdd(r);
+}
+
+float hsum(VT v) { return dot(v, VT(1.0)); }
+
+void main() {
+  uint g = gl_WorkGroupID.x, b = gl_WorkGroupID.y, t = gl_LocalInvocationID.x;
+  uint W = gl_WorkGroupSize.x;
+  uint cpv = pc.cpg / EV, Cv = pc.C / EV; // accesses per pixel of the group, per pixel
+  uint nacc = pc.HW * cpv;
+  uint base = (b * pc.HW * pc.C + g * pc.cpg) / EV;
+  // Accesses t, t + W, ... below nacc: a prefix of the NV slots.
+  uint mine = t < nacc ? min((nacc - t + W - 1u) / W, uint(NV)) : 0u;
+  for (uint q = t; q < cpv; q += W) {
+    tab_g[q] = VT(gamma[g * cpv + q]);
+    tab_b[q] = VT(beta[g * cpv + q]);
+  } // visible after the first reduction's barrier
+  // Access f = t + i W is pixel f / cpv, position f % cpv: stepping by W adds W / cpv pixels and
+  // W % cpv positions with one carry, no division per access.
+  uint p0 = t / cpv, q0 = t - p0 * cpv, dp = W / cpv, dq = W - dp * cpv;
+
+  // Every load is issued before any is used: NV requests in flight per invocation.
+  STORE_V v[NV];
+  uint p = p0, q = q0;
+  [[unroll]] for (uint i = 0; i < NV; ++i) {
+    if (i < mine) v[i] = x[base + p * Cv + q];
+    q += dq;
+    p += dp;
+    if (q >= cpv) {
+      q -= cpv;
+      p += 1u;
+    }
+  }
+  float n = float(pc.HW * pc.cpg);
+  // Mean of the data shifted by the group's first access K (each component is counted nacc
+  // times, so the shift adds back as hsum(K) / EV): the sums stay near zero even for data such
+  // as 100 +- 1, where unshifted fp32 sums of 1e5 values would lose the mean's low digits.
+  VT K = VT(x[base]);
+  VT s = VT(0.0);
+  [[unroll]] for (uint i = 0; i < NV; ++i)
+    if (i < mine) s += VT(v[i]) - K;
+  float mean = workgroup_sum(hsum(s), 0u) / n + hsum(K) / float(EV);
+  VT ss = VT(0.0);
+  [[unroll]] for (uint i = 0; i < NV; ++i)
+    if (i < mine) {
+      VT d = VT(v[i]) - mean;
+      ss += d * d;
+    }
+  float rstd = inversesqrt(workgroup_sum(hsum(ss), 1u) / n + pc.eps);
+  float shift = -mean * rstd;
+
+  p = p0;
+  q = q0;
+  [[unroll]] for (uint i = 0; i < NV; ++i) {
+    if (i < mine) y[base + p * Cv + q] = STORE_V(finish((VT(v[i]) * rstd + shift) * tab_g[q] + tab_b[q]));
+    q += dq;
+    p += dp;
+    if (q >= cpv) {
+      q -= cpv;
+      p += 1u;
+    }
   }
 }
 #endif

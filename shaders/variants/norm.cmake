@@ -1,5 +1,5 @@
-# GroupNorm (three stages of one source: direct, and the split path's partial and apply,
-# the bandwidth-bound two also with 4-channel vector accesses) and LayerNorm, each with fp32 and
+# GroupNorm (four stages of one source: direct, register-resident, and the split path's partial
+# and apply, the bandwidth-bound ones also with vector accesses) and LayerNorm, each with fp32 and
 # fp16 storage (fp32 statistics always).
 foreach(dt f32 f16)
   set(defs "")
@@ -13,6 +13,11 @@ foreach(dt f32 f16)
   foreach(stage PARTIAL APPLY)
     string(TOLOWER ${stage} s)
     z123_shader(NAME group_norm_${s}_vec4_${dt} SOURCE group_norm.comp DEFINES STAGE_${stage} VEC=4 ${defs})
+  endforeach()
+  # The register-resident single dispatch, by channels per access (the largest of 4, 2, 1 that
+  # divides the channels per group).
+  foreach(ev 1 2 4)
+    z123_shader(NAME group_norm_resident_ev${ev}_${dt} SOURCE group_norm.comp DEFINES STAGE_RESIDENT EV=${ev} ${defs})
   endforeach()
   z123_shader(NAME layer_norm_${dt} SOURCE layer_norm.comp DEFINES ${defs})
   z123_shader(NAME layer_norm_vec4_${dt} SOURCE layer_norm.comp DEFINES VEC=4 ${defs})

@@ -1,7 +1,7 @@
 // GroupNorm and LayerNorm against float64 references (reference_pointwise.cpp), for fp32 and fp16
-// storage, both GroupNorm paths (direct and split), odd channel counts, batch 2, rank-3 and rank-4
-// inputs, poisoned outputs, and data with a large common offset (100 +- 1) that a naive
-// E[x^2] - E[x]^2 variance would destroy.
+// storage, the three GroupNorm paths (direct, split, register-resident, the latter at its size
+// limit and just over it), odd channel counts, batch 2, rank-3 and rank-4 inputs, poisoned outputs, and data with a
+// large common offset (100 +- 1) that a naive E[x^2] - E[x]^2 variance would destroy.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -40,8 +40,9 @@ protected:
   }
 
   // GroupNorm of x = shape (rank 3 or 4, NHWC), values uniform in [center - spread, center + spread].
-  void check_group_norm(const std::vector<int64_t>& shape, int groups, bool silu, GroupNormPath path,
-                        float center = 0.0f, float spread = 2.0f, double eps = 1e-5, Tol tol = {-1, -1}) {
+  // Returns the number of dispatches recorded (1: direct or resident, 2: split).
+  size_t check_group_norm(const std::vector<int64_t>& shape, int groups, bool silu, GroupNormPath path,
+                          float center = 0.0f, float spread = 2.0f, double eps = 1e-5, Tol tol = {-1, -1}) {
     const DType dt = GetParam();
     const uint64_t seed = test::test_seed();
     SCOPED_TRACE("seed " + std::to_string(seed) + " (Z123_TEST_SEED), shape " + shape_string(shape) + ", groups " +
@@ -66,6 +67,7 @@ protected:
     auto want = ref::group_norm(xv, gv, bv, B, HW, C, groups, eps, silu);
     if (tol.atol < 0) tol = norm_tolerance(dt);
     EXPECT_TRUE(test::all_close(download(device(), y), want, tol.atol, tol.rtol));
+    return rec.dispatch_count();
   }
 
   void check_layer_norm(const std::vector<int64_t>& shape, float center, bool in_place) {
@@ -134,6 +136,35 @@ TEST_P(GroupNorm, AutoUNetLike) { check_group_norm({2, 12, 8, 320}, 32, true, Gr
 // VAE-like: B = 1, 128 channels, a 4800-row image (groups of 19200 values).
 TEST_P(GroupNorm, AutoVaeLike) { check_group_norm({1, 80, 60, 128}, 32, true, GroupNormPath::Auto); }
 
+// Resident path (one workgroup holds its group in registers). Accesses of 1 (cpg 5), 2 (cpg 10,
+// the UNet's 320 / 32 layout: 20-byte fp16 runs per pixel) and 4 (cpg 16) channels; group sizes
+// that leave the last invocations' register slots partly empty; batch 2. Same tolerances as the
+// other paths: exact two-pass fp32 statistics, one rounding to the storage type.
+TEST_P(GroupNorm, ResidentOddShape) { EXPECT_EQ(check_group_norm({2, 63, 30}, 6, false, GroupNormPath::Resident), 1u); }
+TEST_P(GroupNorm, ResidentRank4WithSilu) { check_group_norm({2, 7, 9, 30}, 6, true, GroupNormPath::Resident); }
+TEST_P(GroupNorm, ResidentUNetLayout) { check_group_norm({2, 24, 20, 320}, 32, true, GroupNormPath::Resident); }
+// 1,203 rows x 10 channels: several accesses per invocation, a ragged last round.
+TEST_P(GroupNorm, ResidentManyRowsPerThread) { check_group_norm({2, 1203, 320}, 32, false, GroupNormPath::Resident); }
+TEST_P(GroupNorm, ResidentVec4WithSilu) { check_group_norm({2, 100, 64}, 4, true, GroupNormPath::Resident); }
+// A group of exactly the capacity (every invocation's every register slot used) takes the
+// resident path in Auto (one dispatch); one row more does not fit: Auto falls back to the split
+// path (two dispatches) and forcing Resident throws. cpg = 8 (4-channel accesses).
+TEST_P(GroupNorm, ResidentAtCapacity) {
+  const int64_t cap = kernels::group_norm_resident_capacity(device(), GetParam(), 8);
+  ASSERT_EQ(cap % 8, 0);
+  EXPECT_EQ(check_group_norm({2, cap / 8, 32}, 4, true, GroupNormPath::Auto), 1u);
+}
+TEST_P(GroupNorm, ResidentJustOverCapacity) {
+  const DType dt = GetParam();
+  const int64_t rows = kernels::group_norm_resident_capacity(device(), dt, 8) / 8 + 1;
+  EXPECT_EQ(check_group_norm({2, rows, 32}, 4, true, GroupNormPath::Auto), 2u);
+  Tensor x = make_tensor(device(), dt, {2, rows, 32}, "x"), y = make_tensor(device(), dt, {2, rows, 32}, "y");
+  Tensor g = make_tensor(device(), dt, {32}, "g");
+  vk::Recording rec(device());
+  EXPECT_THROW(kernels::group_norm(*kernels_, rec, x, g, g, y, 4, 1e-5f, true, GroupNormPath::Resident), Error);
+  EXPECT_EQ(rec.dispatch_count(), 0u);
+}
+
 // Values 100 +- 1: the variance (1/3) is 3e-5 of the mean square, so E[x^2] - E[x]^2 in fp32
 // would lose every digit. Shifted sums + Chan merges keep it. The inputs' own representation
 // (ulp(100) = 7.6e-6 in fp32) bounds the kernel's fp32 mean: |y| error ~ 1e-5 / sigma (0.58).
@@ -144,6 +175,13 @@ TEST_P(GroupNorm, LargeMeanOffsetDirect) {
 TEST_P(GroupNorm, LargeMeanOffsetSplit) {
   Tol tol = GetParam() == DType::F32 ? Tol{1e-4, 1e-5} : norm_tolerance(DType::F16);
   check_group_norm({2, 300, 30}, 6, false, GroupNormPath::Split, 100.0f, 1.0f, 1e-6, tol);
+}
+// Resident: the mean comes from sums shifted by the group's first access, the variance from
+// deviations from that mean; 9,600 rows x 10 channels (UNet level-0 group size, 96,000 values).
+TEST_P(GroupNorm, LargeMeanOffsetResident) {
+  Tol tol = GetParam() == DType::F32 ? Tol{1e-4, 1e-5} : norm_tolerance(DType::F16);
+  const int64_t rows = GetParam() == DType::F32 ? 4800 : 9600; // fp32 groups of 96,000 do not fit
+  check_group_norm({2, rows, 30}, 3, false, GroupNormPath::Resident, 100.0f, 1.0f, 1e-6, tol);
 }
 
 TEST_P(GroupNorm, RejectsBadArguments) {

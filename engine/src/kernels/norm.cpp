@@ -13,7 +13,7 @@ namespace z123::kernels {
 namespace {
 
 // Tuning overrides for benchmarks (unset in normal use): Z123_GN_DIRECT_MAX, Z123_GN_TILES,
-// Z123_GN_THREADS.
+// Z123_GN_THREADS, Z123_GN_RESIDENT (0: Auto never picks the resident path, for A/B timings).
 int64_t env_int(const char* name, int64_t fallback) {
   const char* v = std::getenv(name);
   return v && *v ? std::strtoll(v, nullptr, 10) : fallback;
@@ -59,6 +59,45 @@ void check_no_alias(const char* op, const Tensor& y, const Tensor& other) {
                            other.describe());
 }
 
+// Resident path (STAGE_RESIDENT): 32-bit registers of data per invocation; must match RES_WORDS
+// in shaders/group_norm.comp.
+constexpr int64_t kResidentWords = 48;
+// At most this many invocations: with 48 data registers of the 64 an NVIDIA SM leaves each of
+// 1,024 invocations, more would spill.
+constexpr int64_t kResidentMaxThreads = 1024;
+
+struct ResidentPlan {
+  uint32_t threads = 0, ev = 1, cap = 1; // cap: accesses per pixel of a group (cpg / ev)
+};
+
+// Channels per access: the largest of 4, 2, 1 that divides cpg (then every access lies inside one
+// pixel's group and is aligned to its size, since C and the group offsets are multiples of cpg).
+int64_t resident_ev(int64_t cpg) { return cpg % 4 == 0 ? 4 : cpg % 2 == 0 ? 2 : 1; }
+
+int64_t resident_threads_max(const vk::Device& device) {
+  return std::min<int64_t>(kResidentMaxThreads, device.info().max_workgroup_invocations);
+}
+
+int64_t resident_capacity_for(int64_t threads, int64_t ev, DType dtype) {
+  const int64_t access_words = dtype == DType::F16 ? (ev == 4 ? 2 : 1) : ev; // as ACCESS_WORDS
+  return threads * (kResidentWords / access_words) * ev;
+}
+
+// The smallest power-of-two workgroup (at least 64: whole subgroups everywhere) whose registers
+// hold the group; false when even the largest does not, or its tables do not fit.
+bool plan_resident(const vk::Device& device, int64_t HW, int64_t cpg, DType dtype, ResidentPlan& plan) {
+  const int64_t ev = resident_ev(cpg), wmax = resident_threads_max(device), nacc = HW * cpg / ev;
+  if (HW * cpg > resident_capacity_for(wmax, ev, dtype)) return false;
+  // Shared memory: two reduction halves of W floats and the (gamma, beta) tables.
+  if (static_cast<uint64_t>(8 * wmax + 8 * cpg) > device.info().max_shared_memory) return false;
+  int64_t w = 64;
+  while (w < wmax && w < nacc) w *= 2;
+  plan.threads = static_cast<uint32_t>(std::min(w, wmax));
+  plan.ev = static_cast<uint32_t>(ev);
+  plan.cap = static_cast<uint32_t>(cpg / ev);
+  return true;
+}
+
 struct SplitPlan {
   uint32_t threads = 256, vec = 1, tile_rows = 0, ntiles = 0, row_lanes = 1, partial_cap = 0;
 };
@@ -100,6 +139,10 @@ bool plan_split(const vk::Device& device, int64_t B, int64_t HW, int64_t C, int6
 
 } // namespace
 
+int64_t group_norm_resident_capacity(const vk::Device& device, DType dtype, int64_t cpg) {
+  return resident_capacity_for(resident_threads_max(device), resident_ev(cpg), dtype);
+}
+
 void group_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& gamma, const Tensor& beta,
                 const Tensor& y, int groups, float eps, bool silu, GroupNormPath path) {
   const char* op = "group_norm";
@@ -128,18 +171,33 @@ void group_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Ten
   p.eps = eps;
   p.silu = silu ? 1u : 0u;
 
+  if (B > static_cast<int64_t>(kMaxGridDim) || G > static_cast<int64_t>(kMaxGridDim))
+    throw invalid_argument(std::string(op) + ": batch or group count over 65535 in " + x.describe());
+  const vk::Binding ws = vk::out(y.buf()); // the split path's statistics live in y's tiles
+  std::vector<vk::Binding> bindings = {vk::in(x.buf()), vk::in(gamma.buf()), vk::in(beta.buf()), vk::out(y.buf()), ws};
+  const uint32_t push_bytes = sizeof p;
+
+  // Resident first: one dispatch that reads x once, wherever the group fits in one workgroup's
+  // registers (up to ~98k fp16 values on a 1,024-invocation device: every UNet level).
+  ResidentPlan rp;
+  const bool resident_ok = plan_resident(kernels.device(), HW, cpg, x.dtype, rp);
+  if (path == GroupNormPath::Resident && !resident_ok)
+    throw invalid_argument(std::string(op) + ": the resident path cannot run on " + x.describe() + " with " +
+                           std::to_string(G) + " groups (a group has more values than one workgroup's registers hold)");
+  if (path == GroupNormPath::Resident ||
+      (path == GroupNormPath::Auto && resident_ok && env_int("Z123_GN_RESIDENT", 1))) {
+    auto& pipe = kernels.pipeline(variant("group_norm_resident_ev" + std::to_string(rp.ev), x.dtype), 5, push_bytes,
+                                  {rp.threads, rp.cap});
+    rec.dispatch(pipe, bindings, &p, push_bytes, static_cast<uint32_t>(G), static_cast<uint32_t>(B));
+    return;
+  }
+
   SplitPlan plan;
   bool split = path != GroupNormPath::Direct && plan_split(kernels.device(), B, HW, C, G, x.dtype, plan) &&
                (path == GroupNormPath::Split || HW * cpg > direct_max_group());
   if (path == GroupNormPath::Split && !split)
     throw invalid_argument(std::string(op) + ": the split path cannot run on " + x.describe() +
                            " (its tiles cannot hold their statistics, or the shared-memory tables do not fit)");
-  if (B > static_cast<int64_t>(kMaxGridDim) || G > static_cast<int64_t>(kMaxGridDim))
-    throw invalid_argument(std::string(op) + ": batch or group count over 65535 in " + x.describe());
-
-  const vk::Binding ws = vk::out(y.buf()); // the split path's statistics live in y's tiles
-  std::vector<vk::Binding> bindings = {vk::in(x.buf()), vk::in(gamma.buf()), vk::in(beta.buf()), vk::out(y.buf()), ws};
-  const uint32_t push_bytes = sizeof p;
   if (!split) {
     auto& pipe = kernels.pipeline(variant("group_norm_direct", x.dtype), 5, push_bytes, {kDirectThreads});
     rec.dispatch(pipe, bindings, &p, push_bytes, static_cast<uint32_t>(G), static_cast<uint32_t>(B));

@@ -19,11 +19,18 @@ namespace z123::kernels {
 // in y's own storage (no scratch buffer) before overwriting it with the result.
 // Throws InvalidArgument on any shape / dtype / aliasing error.
 //
-// Paths: Direct = one dispatch, one workgroup per (batch, group) (small groups); Split = two
-// dispatches over row tiles spread across the whole device (tile statistics, then merge + apply)
-// for large groups such as UNet level 0 or the VAE at full resolution. Auto picks by group size;
-// forcing Split where the tiles cannot hold the statistics throws InvalidArgument.
-enum class GroupNormPath { Auto, Direct, Split };
+// Paths: Resident = one dispatch, one workgroup per (batch, group) that keeps the whole group in
+// registers (x read once, y written once) for groups up to group_norm_resident_capacity values
+// (every UNet level); Direct = one dispatch, one workgroup per (batch, group) that reads x twice
+// (any group size, slow for large ones); Split = two dispatches over row tiles spread across the
+// whole device (tile statistics, then merge + apply) for groups too large for Resident, such as
+// the VAE at full resolution. Auto picks Resident where it fits, else Split for large groups and
+// Direct for small ones. Forcing Resident or Split where it cannot run throws InvalidArgument.
+enum class GroupNormPath { Auto, Direct, Split, Resident };
+
+// The largest group (HW * C / groups values) the Resident path takes on this device for this
+// dtype and channels per group (the access width, and so the registers per value, depend on it).
+int64_t group_norm_resident_capacity(const vk::Device& device, DType dtype, int64_t cpg);
 
 void group_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& gamma, const Tensor& beta,
                 const Tensor& y, int groups, float eps, bool silu, GroupNormPath path = GroupNormPath::Auto);
