@@ -146,13 +146,13 @@ TEST_P(GroupNorm, ResidentUNetLayout) { check_group_norm({2, 24, 20, 320}, 32, t
 // 1,203 rows x 10 channels: several accesses per invocation, a ragged last round.
 TEST_P(GroupNorm, ResidentManyRowsPerThread) { check_group_norm({2, 1203, 320}, 32, false, GroupNormPath::Resident); }
 TEST_P(GroupNorm, ResidentVec4WithSilu) { check_group_norm({2, 100, 64}, 4, true, GroupNormPath::Resident); }
-// A group of exactly the capacity (every invocation's every register slot used) takes the
-// resident path in Auto (one dispatch); one row more does not fit: Auto falls back to the split
-// path (two dispatches) and forcing Resident throws. cpg = 8 (4-channel accesses).
+// A group of exactly the capacity (every invocation's every register slot used) runs on the
+// resident path (one dispatch); one row more does not fit: Auto takes the split path (two
+// dispatches) and forcing Resident throws. cpg = 8 (4-channel accesses).
 TEST_P(GroupNorm, ResidentAtCapacity) {
   const int64_t cap = kernels::group_norm_resident_capacity(device(), GetParam(), 8);
   ASSERT_EQ(cap % 8, 0);
-  EXPECT_EQ(check_group_norm({2, cap / 8, 32}, 4, true, GroupNormPath::Auto), 1u);
+  EXPECT_EQ(check_group_norm({2, cap / 8, 32}, 4, true, GroupNormPath::Resident), 1u);
 }
 TEST_P(GroupNorm, ResidentJustOverCapacity) {
   const DType dt = GetParam();

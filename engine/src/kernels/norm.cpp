@@ -13,7 +13,7 @@ namespace z123::kernels {
 namespace {
 
 // Tuning overrides for benchmarks (unset in normal use): Z123_GN_DIRECT_MAX, Z123_GN_TILES,
-// Z123_GN_THREADS, Z123_GN_RESIDENT (0: Auto never picks the resident path, for A/B timings).
+// Z123_GN_THREADS, Z123_GN_RESIDENT (1: Auto picks the resident path where it fits).
 int64_t env_int(const char* name, int64_t fallback) {
   const char* v = std::getenv(name);
   return v && *v ? std::strtoll(v, nullptr, 10) : fallback;
@@ -177,15 +177,18 @@ void group_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Ten
   std::vector<vk::Binding> bindings = {vk::in(x.buf()), vk::in(gamma.buf()), vk::in(beta.buf()), vk::out(y.buf()), ws};
   const uint32_t push_bytes = sizeof p;
 
-  // Resident first: one dispatch that reads x once, wherever the group fits in one workgroup's
-  // registers (up to ~98k fp16 values on a 1,024-invocation device: every UNet level).
+  // Resident: one dispatch that reads x once, where the group fits in one workgroup's registers
+  // (up to ~98k fp16 values on a 1,024-invocation device). Only on request (Z123_GN_RESIDENT=1 or
+  // GroupNormPath::Resident): on an H200 it took 75 us at 2x320x120x80 against 19 us for the
+  // split path (predicted 11-13; 64 busy SMs and, likely, spilled registers), and ~3 ms more per
+  // UNet step (bench/NOTES.md).
   ResidentPlan rp;
   const bool resident_ok = plan_resident(kernels.device(), HW, cpg, x.dtype, rp);
   if (path == GroupNormPath::Resident && !resident_ok)
     throw invalid_argument(std::string(op) + ": the resident path cannot run on " + x.describe() + " with " +
                            std::to_string(G) + " groups (a group has more values than one workgroup's registers hold)");
   if (path == GroupNormPath::Resident ||
-      (path == GroupNormPath::Auto && resident_ok && env_int("Z123_GN_RESIDENT", 1))) {
+      (path == GroupNormPath::Auto && resident_ok && env_int("Z123_GN_RESIDENT", 0))) {
     auto& pipe = kernels.pipeline(variant("group_norm_resident_ev" + std::to_string(rp.ev), x.dtype), 5, push_bytes,
                                   {rp.threads, rp.cap});
     rec.dispatch(pipe, bindings, &p, push_bytes, static_cast<uint32_t>(G), static_cast<uint32_t>(B));
