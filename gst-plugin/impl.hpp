@@ -74,6 +74,14 @@ GstCaps* src_caps(GstZero123pp* self, const GValue* framerate);
 void worker_loop(GstZero123pp* self);
 // Unrefs the events of queued items and empties the queue (caller holds `mutex`).
 void clear_queue(Impl& impl);
+// What a flush leaves of the queue (caller holds `mutex`): the frames and the events that belong
+// to the flushed data go; the sticky events that outlive a flush on a GStreamer pad stay, in
+// order, the last of each kind: CAPS, STREAM_START, TAG... but not SEGMENT, EOS or
+// STREAM_GROUP_DONE, which FLUSH_STOP clears. Upstream does not send the kept ones again (they
+// are still sticky on its pads), so they must still reach the src pad before the next frame.
+void flush_queue(Impl& impl);
+// Whether `event` outlives a flush (see flush_queue).
+bool survives_flush(GstEvent* event);
 
 // element.cpp: live engine count (test hook for leak checks; see element.cpp).
 void count_engine(int delta);

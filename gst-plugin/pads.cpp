@@ -157,28 +157,38 @@ gboolean sink_event(GstPad* pad, GstObject* parent, GstEvent* event) {
   switch (GST_EVENT_TYPE(event)) {
   case GST_EVENT_FLUSH_START: {
     // Out of band: stop the generation in flight (the engine checks `cancel` before every step)
-    // and throw away what waits; wakes a chain call blocked on back-pressure.
+    // and throw away the waiting frames, but keep the sticky events queued among them (new caps
+    // behind the frame in flight: upstream will not send them again; see flush_queue). Wakes a
+    // chain call blocked on back-pressure.
     {
       std::lock_guard<std::mutex> lock(im.mutex);
       im.flushing = true;
       im.cancel = true;
-      clear_queue(im);
+      flush_queue(im);
       im.cond.notify_all();
     }
     return gst_pad_push_event(self->srcpad, event);
   }
   case GST_EVENT_FLUSH_STOP: {
-    // Wait for the worker to let go of its item so nothing from before the flush comes out after.
+    // Wait for the worker to let go of its item so nothing from before the flush comes out after
+    // (it may have put back a sticky event that the flush kept from reaching the src pad).
     {
       std::unique_lock<std::mutex> lock(im.mutex);
       im.cond.wait(lock, [&] { return !im.busy || im.stopping; });
-      clear_queue(im);
+      flush_queue(im);
+    }
+    gst_segment_init(&im.segment, GST_FORMAT_TIME);
+    // Downstream first: the worker pushes the kept sticky events as soon as `flushing` clears, and
+    // a src pad still flushing would refuse them.
+    const gboolean forwarded = gst_pad_push_event(self->srcpad, event);
+    {
+      std::lock_guard<std::mutex> lock(im.mutex);
       im.flushing = im.stopping;
       im.cancel = im.stopping;
       im.last_flow = GST_FLOW_OK;
+      im.cond.notify_all();
     }
-    gst_segment_init(&im.segment, GST_FORMAT_TIME);
-    return gst_pad_push_event(self->srcpad, event);
+    return forwarded;
   }
   case GST_EVENT_CAPS: return on_caps(self, im, event);
   case GST_EVENT_SEGMENT: gst_event_copy_segment(event, &im.segment); break;

@@ -100,6 +100,49 @@ void clear_queue(Impl& impl) {
   impl.queue.clear();
 }
 
+bool survives_flush(GstEvent* event) {
+  switch (GST_EVENT_TYPE(event)) {
+  case GST_EVENT_SEGMENT:
+  case GST_EVENT_EOS:
+  case GST_EVENT_STREAM_GROUP_DONE: return false;
+  default: return GST_EVENT_IS_STICKY(event);
+  }
+}
+
+namespace {
+
+// Sticky events of one kind replace each other on a pad: same type, and for STICKY_MULTI types
+// (custom sticky events) the same structure name.
+bool same_sticky_kind(GstEvent* a, GstEvent* b) {
+  if (GST_EVENT_TYPE(a) != GST_EVENT_TYPE(b)) return false;
+  if (!(gst_event_type_get_flags(GST_EVENT_TYPE(a)) & GST_EVENT_TYPE_STICKY_MULTI)) return true;
+  const GstStructure* sa = gst_event_get_structure(a);
+  const GstStructure* sb = gst_event_get_structure(b);
+  return sa && sb && gst_structure_get_name_id(sa) == gst_structure_get_name_id(sb);
+}
+
+} // namespace
+
+void flush_queue(Impl& impl) {
+  std::deque<Item> kept;
+  for (Item& item : impl.queue) {
+    if (!item.event) continue; // a frame: dropped
+    if (!survives_flush(item.event)) {
+      gst_event_unref(item.event);
+      continue;
+    }
+    // A later event of the same kind replaces the earlier one, as on a pad.
+    for (auto it = kept.begin(); it != kept.end(); ++it)
+      if (same_sticky_kind(it->event, item.event)) {
+        gst_event_unref(it->event);
+        kept.erase(it);
+        break;
+      }
+    kept.push_back(Item{Frame{}, item.event});
+  }
+  impl.queue.swap(kept);
+}
+
 void worker_loop(GstZero123pp* self) {
   Impl& im = *self->impl;
   for (;;) {
@@ -115,8 +158,21 @@ void worker_loop(GstZero123pp* self) {
     }
     GstFlowReturn flow = GST_FLOW_OK;
     if (item.event) {
+      // A flush starting during the push makes the src pad refuse the event without storing it as
+      // sticky; one that outlives flushes then goes back to the queue, for after the flush.
+      GstEvent* keep = survives_flush(item.event) ? gst_event_ref(item.event) : nullptr;
       const char* type = GST_EVENT_TYPE_NAME(item.event); // the push takes the event
-      if (!gst_pad_push_event(self->srcpad, item.event)) GST_DEBUG_OBJECT(self, "downstream refused a %s event", type);
+      const bool pushed = gst_pad_push_event(self->srcpad, item.event);
+      if (!pushed) GST_DEBUG_OBJECT(self, "downstream refused a %s event", type);
+      if (keep) {
+        std::lock_guard<std::mutex> lock(im.mutex);
+        if (!pushed && im.flushing && !im.stopping) {
+          GST_DEBUG_OBJECT(self, "keeping the %s event for after the flush", type);
+          im.queue.push_front(Item{Frame{}, keep});
+          keep = nullptr;
+        }
+      }
+      if (keep) gst_event_unref(keep);
     } else {
       flow = generate_and_push(self, item.frame);
     }

@@ -13,7 +13,9 @@
 #include <gst/check/gstharness.h>
 #include <gst/video/video.h>
 
+#include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "element_util.hpp"
@@ -185,4 +187,118 @@ TEST(GstFlush, FlushingSeekCancelsAndRestartsAtTheNewPosition) {
   gst_object_unref(z);
   gst_object_unref(sink);
   gst_object_unref(pipe);
+}
+
+namespace {
+
+// The input frame as RGBA at `width` x `height` (cropped from input_image()), with an alpha ramp
+// so that the alpha channel matters too.
+Image rgba_input(int width, int height) {
+  const Image rgb = input_image();
+  Image out = Image::blank(width, height, 4);
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) {
+      std::uint8_t* p = out.row(y) + 4 * x;
+      for (int c = 0; c < 3; ++c) p[c] = rgb.at(x, y, c);
+      p[3] = static_cast<std::uint8_t>(255 - 2 * x);
+    }
+  return out;
+}
+
+// A BGRA buffer of the RGBA image `img`.
+GstBuffer* make_bgra_buffer(const Image& img, GstClockTime pts, GstClockTime duration) {
+  GstVideoInfo info;
+  gst_video_info_set_format(&info, GST_VIDEO_FORMAT_BGRA, img.width, img.height);
+  GstBuffer* b = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&info), nullptr);
+  GstVideoFrame f;
+  EXPECT_TRUE(gst_video_frame_map(&f, &info, b, GST_MAP_WRITE));
+  for (int y = 0; y < img.height; ++y) {
+    auto* dst = static_cast<std::uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&f, 0)) + y * GST_VIDEO_FRAME_PLANE_STRIDE(&f, 0);
+    for (int x = 0; x < img.width; ++x) {
+      const std::uint8_t* p = img.row(y) + 4 * x;
+      dst[4 * x + 0] = p[2];
+      dst[4 * x + 1] = p[1];
+      dst[4 * x + 2] = p[0];
+      dst[4 * x + 3] = p[3];
+    }
+  }
+  gst_video_frame_unmap(&f);
+  GST_BUFFER_PTS(b) = pts;
+  GST_BUFFER_DTS(b) = pts;
+  GST_BUFFER_DURATION(b) = duration;
+  return b;
+}
+
+// "WxH FORMAT N/D" of the current caps of `pad` ("none" without caps).
+std::string caps_summary(GstPad* pad) {
+  GstCaps* caps = gst_pad_get_current_caps(pad);
+  if (!caps) return "none";
+  GstVideoInfo info;
+  const bool ok = gst_video_info_from_caps(&info, caps);
+  gst_caps_unref(caps);
+  if (!ok) return "unparsable";
+  return std::to_string(GST_VIDEO_INFO_WIDTH(&info)) + "x" + std::to_string(GST_VIDEO_INFO_HEIGHT(&info)) + " " +
+         gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&info)) + " " + std::to_string(GST_VIDEO_INFO_FPS_N(&info)) +
+         "/" + std::to_string(GST_VIDEO_INFO_FPS_D(&info));
+}
+
+} // namespace
+
+// Mid-stream renegotiation cut by a flush: frame A (caps C1: RGB 95x80 at 30/1, 200 steps) is in
+// flight when caps C2 (BGRA 64x72 at 5/1) and frame B arrive and queue behind it; then a flush.
+// Upstream does not send C2 again after the flush (it is still sticky on the pads), so the
+// element must not lose it with the flushed frames: frame C, pushed after the flush without new
+// caps, is read as BGRA 64x72 (exactly the engine's views of that image) and comes out under src
+// caps with C2's frame rate.
+TEST(GstFlush, CapsQueuedBehindAFlushedFrameStillApplyAfterTheFlush) {
+  GstElement* e = make_element();
+  ASSERT_NE(e, nullptr);
+  g_object_set(e, "steps", kLongSteps, nullptr);
+  GstBus* bus = gst_bus_new();
+  gst_element_set_bus(e, bus);
+  GstHarness* h = gst_harness_new_with_element(e, "sink", "src");
+  gst_harness_set_src_caps_str(h, kInputCaps);
+  const GstClockTime a_pts = 0, b_pts = GST_SECOND, c_pts = 5 * GST_SECOND, dur = GST_SECOND / 5;
+  const Image c2_input = rgba_input(64, 72);
+
+  ASSERT_EQ(gst_harness_push(h, make_buffer(input_image(), a_pts, dur)), GST_FLOW_OK);
+  gst_harness_set_src_caps_str(h, "video/x-raw,format=BGRA,width=64,height=72,framerate=5/1");
+  // B waits behind A until the worker has taken A, so once this returns A is in flight and the
+  // queue holds C2's caps, then B.
+  ASSERT_EQ(gst_harness_push(h, make_bgra_buffer(c2_input, b_pts, dur)), GST_FLOW_OK);
+  EXPECT_EQ(caps_summary(h->sinkpad), "128x192 RGBA 30/1") << "C2's caps overtook frame A";
+
+  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_flush_start()));
+  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_flush_stop(TRUE)));
+  EXPECT_EQ(gst_harness_buffers_received(h), 0u) << "frame A was pushed although flushed";
+
+  // After the flush: a new segment (FLUSH_STOP reset it), then frame C in C2's layout, no caps.
+  g_object_set(e, "steps", 1, nullptr);
+  GstSegment segment;
+  gst_segment_init(&segment, GST_FORMAT_TIME);
+  ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_segment(&segment)));
+  ASSERT_EQ(gst_harness_push(h, make_bgra_buffer(c2_input, c_pts, dur)), GST_FLOW_OK);
+  GstBuffer* out = nullptr;
+  for (int minute = 0; minute < 10 && !out; ++minute) out = gst_harness_pull(h); // each waits up to 60 s
+  ASSERT_NE(out, nullptr) << "frame C did not come out after the flush";
+  EXPECT_EQ(GST_BUFFER_PTS(out), c_pts);
+  EXPECT_EQ(gst_harness_buffers_received(h), 1u) << "something besides frame C came out";
+  EXPECT_EQ(caps_summary(h->sinkpad), "128x192 RGBA 5/1") << "the src caps lost C2 in the flush";
+  GstPad* src = gst_element_get_static_pad(e, "src");
+  EXPECT_EQ(caps_summary(src), "128x192 RGBA 5/1");
+  gst_object_unref(src);
+  auto errors = pop_messages(bus, GST_MESSAGE_ERROR);
+  for (GstMessage* m : errors) ADD_FAILURE() << error_text(m);
+  unref_messages(errors);
+  gst_harness_teardown(h);
+  EXPECT_EQ(live_engines(), 0);
+  gst_object_unref(bus);
+
+  GstMapInfo map;
+  ASSERT_TRUE(gst_buffer_map(out, &map, GST_MAP_READ));
+  const Image want = engine_views(c2_input);
+  ASSERT_EQ(map.size, want.pixels.size());
+  EXPECT_EQ(std::memcmp(map.data, want.pixels.data(), map.size), 0) << "frame C differs from the engine's views";
+  gst_buffer_unmap(out, &map);
+  gst_buffer_unref(out);
 }
