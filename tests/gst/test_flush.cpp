@@ -266,7 +266,9 @@ TEST(GstFlush, CapsQueuedBehindAFlushedFrameStillApplyAfterTheFlush) {
   // B waits behind A until the worker has taken A, so once this returns A is in flight and the
   // queue holds C2's caps, then B.
   ASSERT_EQ(gst_harness_push(h, make_bgra_buffer(c2_input, b_pts, dur)), GST_FLOW_OK);
-  EXPECT_EQ(caps_summary(h->sinkpad), "128x192 RGBA 30/1") << "C2's caps overtook frame A";
+  // C2's output caps wait in the queue behind A. (C1's may or may not have reached the harness
+  // yet: a CI run saw "none" here, so only the ordering is asserted.)
+  EXPECT_NE(caps_summary(h->sinkpad), "128x192 RGBA 5/1") << "C2's caps overtook frame A";
 
   ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_flush_start()));
   ASSERT_TRUE(gst_harness_push_event(h, gst_event_new_flush_stop(TRUE)));
