@@ -199,22 +199,26 @@ gboolean sink_event(GstPad* pad, GstObject* parent, GstEvent* event) {
   return gst_pad_event_default(pad, parent, event);
 }
 
+// Answers a CAPS query with `caps` (taken) narrowed by the query's filter, if any.
+gboolean answer_caps_query(GstQuery* query, GstCaps* caps) {
+  GstCaps* filter = nullptr;
+  gst_query_parse_caps(query, &filter);
+  if (filter) {
+    GstCaps* both = gst_caps_intersect_full(filter, caps, GST_CAPS_INTERSECT_FIRST);
+    gst_caps_unref(caps);
+    caps = both;
+  }
+  gst_query_set_caps_result(query, caps);
+  gst_caps_unref(caps);
+  return TRUE;
+}
+
 gboolean sink_query(GstPad* pad, GstObject* parent, GstQuery* query) {
   Impl& im = impl_of(parent);
   switch (GST_QUERY_TYPE(query)) {
   case GST_QUERY_CAPS: {
     // What we accept does not depend on downstream: the output format is fixed.
-    GstCaps* filter = nullptr;
-    gst_query_parse_caps(query, &filter);
-    GstCaps* caps = gst_pad_get_pad_template_caps(pad);
-    if (filter) {
-      GstCaps* both = gst_caps_intersect_full(filter, caps, GST_CAPS_INTERSECT_FIRST);
-      gst_caps_unref(caps);
-      caps = both;
-    }
-    gst_query_set_caps_result(query, caps);
-    gst_caps_unref(caps);
-    return TRUE;
+    return answer_caps_query(query, gst_pad_get_pad_template_caps(pad));
   }
   case GST_QUERY_ACCEPT_CAPS: {
     GstCaps* caps = nullptr;
@@ -239,17 +243,7 @@ gboolean sink_query(GstPad* pad, GstObject* parent, GstQuery* query) {
 gboolean src_query(GstPad* pad, GstObject* parent, GstQuery* query) {
   GstZero123pp* self = GST_ZERO123PP(parent);
   if (GST_QUERY_TYPE(query) == GST_QUERY_CAPS) {
-    GstCaps* filter = nullptr;
-    gst_query_parse_caps(query, &filter);
-    GstCaps* caps = src_caps(self, nullptr);
-    if (filter) {
-      GstCaps* both = gst_caps_intersect_full(filter, caps, GST_CAPS_INTERSECT_FIRST);
-      gst_caps_unref(caps);
-      caps = both;
-    }
-    gst_query_set_caps_result(query, caps);
-    gst_caps_unref(caps);
-    return TRUE;
+    return answer_caps_query(query, src_caps(self, nullptr));
   }
   return gst_pad_query_default(pad, parent, query);
 }

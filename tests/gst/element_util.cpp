@@ -31,20 +31,26 @@ Image input_image() {
   return out;
 }
 
-GstBuffer* make_buffer(const Image& img, GstClockTime pts, GstClockTime duration) {
+GstBuffer* make_video_buffer(GstVideoFormat format, int width, int height, GstClockTime pts, GstClockTime duration,
+                             const std::function<void(std::uint8_t* dst, int y)>& write_row) {
   GstVideoInfo info;
-  gst_video_info_set_format(&info, GST_VIDEO_FORMAT_RGB, img.width, img.height);
+  gst_video_info_set_format(&info, format, width, height);
   GstBuffer* b = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&info), nullptr);
   GstVideoFrame f;
   EXPECT_TRUE(gst_video_frame_map(&f, &info, b, GST_MAP_WRITE));
-  for (int y = 0; y < img.height; ++y)
-    std::memcpy(static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&f, 0)) + y * GST_VIDEO_FRAME_PLANE_STRIDE(&f, 0),
-                img.row(y), img.row_bytes());
+  for (int y = 0; y < height; ++y)
+    write_row(static_cast<std::uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&f, 0)) + y * GST_VIDEO_FRAME_PLANE_STRIDE(&f, 0),
+              y);
   gst_video_frame_unmap(&f);
   GST_BUFFER_PTS(b) = pts;
   GST_BUFFER_DTS(b) = pts;
   GST_BUFFER_DURATION(b) = duration;
   return b;
+}
+
+GstBuffer* make_buffer(const Image& img, GstClockTime pts, GstClockTime duration) {
+  return make_video_buffer(GST_VIDEO_FORMAT_RGB, img.width, img.height, pts, duration,
+                           [&](std::uint8_t* dst, int y) { std::memcpy(dst, img.row(y), img.row_bytes()); });
 }
 
 std::string error_text(GstMessage* m) {

@@ -3,8 +3,11 @@
 #pragma once
 
 #include <gst/gst.h>
+#include <gst/video/video.h>
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <string>
 
 #include "z123/image/image.hpp"
@@ -27,6 +30,10 @@ void set_fast_properties(GstElement* zero123pp);
 
 // The golden input image as RGB, cropped to kInputWidth x kInputHeight.
 Image input_image();
+// A width x height buffer of `format` with the given timestamps (DTS = PTS); write_row(dst, y)
+// fills row y (GStreamer's stride, so rows may be padded).
+GstBuffer* make_video_buffer(GstVideoFormat format, int width, int height, GstClockTime pts, GstClockTime duration,
+                             const std::function<void(std::uint8_t* dst, int y)>& write_row);
 // An RGB buffer of `img` with the given timestamps (DTS = PTS).
 GstBuffer* make_buffer(const Image& img, GstClockTime pts, GstClockTime duration);
 

@@ -207,13 +207,7 @@ Image rgba_input(int width, int height) {
 
 // A BGRA buffer of the RGBA image `img`.
 GstBuffer* make_bgra_buffer(const Image& img, GstClockTime pts, GstClockTime duration) {
-  GstVideoInfo info;
-  gst_video_info_set_format(&info, GST_VIDEO_FORMAT_BGRA, img.width, img.height);
-  GstBuffer* b = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&info), nullptr);
-  GstVideoFrame f;
-  EXPECT_TRUE(gst_video_frame_map(&f, &info, b, GST_MAP_WRITE));
-  for (int y = 0; y < img.height; ++y) {
-    auto* dst = static_cast<std::uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&f, 0)) + y * GST_VIDEO_FRAME_PLANE_STRIDE(&f, 0);
+  return make_video_buffer(GST_VIDEO_FORMAT_BGRA, img.width, img.height, pts, duration, [&](std::uint8_t* dst, int y) {
     for (int x = 0; x < img.width; ++x) {
       const std::uint8_t* p = img.row(y) + 4 * x;
       dst[4 * x + 0] = p[2];
@@ -221,12 +215,7 @@ GstBuffer* make_bgra_buffer(const Image& img, GstClockTime pts, GstClockTime dur
       dst[4 * x + 2] = p[0];
       dst[4 * x + 3] = p[3];
     }
-  }
-  gst_video_frame_unmap(&f);
-  GST_BUFFER_PTS(b) = pts;
-  GST_BUFFER_DTS(b) = pts;
-  GST_BUFFER_DURATION(b) = duration;
-  return b;
+  });
 }
 
 // "WxH FORMAT N/D" of the current caps of `pad` ("none" without caps).

@@ -24,7 +24,6 @@ constexpr uint32_t kNarrowBlock = 4;
 // the narrow variant's 128 x 16 tiles (128-wide ones would be over 90% padding: the 960x640
 // conv_out 128->3 took 12 ms on an H200 with them).
 constexpr uint32_t kCoopTileM = 128, kCoopTileN = 128, kCoopNarrowN = 16;
-constexpr uint32_t kCoopSubgroup = 32;
 constexpr uint64_t kCoopWideMinGroups = 1024; // see the KHR conv tile choice in record_gemm
 // NV cooperative matrix 2 kernel (gemm_coopmat2.comp): 128 x 128 tiles, or 128 x 256 where that
 // still gives enough workgroups to fill the GPU (an H200 has 132 SMs: two waves at least).
@@ -142,7 +141,6 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   uint32_t gy = 0, gz = 0;
 
   if (gemm_uses_coopmat2(kernels, x.dtype, push.N)) {
-    uint32_t subgroup = kernels.device().features().subgroup_size_control ? kCoopSubgroup : 0;
     // Z123_GEMM_CM2_TILE_N=128|256 pins the tile width (benchmarks compare the two).
     const char* forced = std::getenv("Z123_GEMM_CM2_TILE_N");
     bool wide = forced && *forced
@@ -150,7 +148,7 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
                     : uint64_t{div_up(push.M, kCm2TileM)} * div_up(push.N, kCm2WideTileN) >= kCm2WideMinGroups;
     const uint32_t tile_n = wide ? kCm2WideTileN : kCm2TileN;
     const vk::Pipeline& pipe = kernels.pipeline(variant(base + (wide ? "_nvcm2_l" : "_nvcm2"), x.dtype), 5, sizeof push,
-                                                {run % 8 == 0 ? 1u : 0u}, subgroup);
+                                                {run % 8 == 0 ? 1u : 0u}, coopmat_subgroup_size(kernels.device()));
     split_rows(div_up(push.M, kCm2TileM), gy, gz);
     push.m_groups_y = gy;
     rec.dispatch(pipe, bindings, &push, sizeof push, div_up(push.N, tile_n), gy, gz);
