@@ -10,12 +10,45 @@
 # an #included file rebuilds every variant that includes it.
 
 set(Z123_GLSLC "" CACHE STRING
-    "glslc command (may be a wrapper script, e.g. scripts/glslc-trixie); empty: find glslc")
+    "glslc command (may be a wrapper script); empty: the system's glslc, or the newer one that \
+scripts/fetch-glslc-trixie.sh puts in .toolchain/ when the system's lacks KHR cooperative matrices")
+
+# Whether `glslc` compiles cmake/probes/<feature>.comp.
+function(z123_glslc_accepts glslc feature out_var)
+  set(probe_dir ${CMAKE_BINARY_DIR}/glsl-probe)
+  file(MAKE_DIRECTORY ${probe_dir})
+  execute_process(
+    COMMAND ${glslc} --target-env=vulkan1.3 -o ${probe_dir}/${feature}.spv ${CMAKE_SOURCE_DIR}/cmake/probes/${feature}.comp
+    RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+  if(rc EQUAL 0)
+    set(${out_var} ON PARENT_SCOPE)
+  else()
+    set(${out_var} OFF PARENT_SCOPE)
+  endif()
+endfunction()
+
+set(Z123_GLSLC_TRIXIE ${CMAKE_SOURCE_DIR}/.toolchain/glslc-trixie/glslc)
 if(Z123_GLSLC)
   set(Z123_GLSLC_COMMAND ${Z123_GLSLC})
 else()
-  find_program(Z123_GLSLC_FOUND glslc REQUIRED)
+  # The engine prefers the KHR cooperative-matrix kernels wherever a device has them; a glslc
+  # that cannot compile them (Debian 12's) would silently cost ~20% of the speed. The newer
+  # glslc fetched by scripts/install-deps.sh (scripts/fetch-glslc-trixie.sh) is then used.
+  find_program(Z123_GLSLC_FOUND glslc)
   set(Z123_GLSLC_COMMAND ${Z123_GLSLC_FOUND})
+  if(Z123_GLSLC_FOUND)
+    z123_glslc_accepts(${Z123_GLSLC_FOUND} KHR_COOPMAT system_khr)
+  endif()
+  if((NOT Z123_GLSLC_FOUND OR NOT system_khr) AND EXISTS ${Z123_GLSLC_TRIXIE})
+    z123_glslc_accepts(${Z123_GLSLC_TRIXIE} KHR_COOPMAT trixie_khr)
+    if(trixie_khr)
+      message(STATUS "glslc: the system's lacks GL_KHR_cooperative_matrix; using ${Z123_GLSLC_TRIXIE}")
+      set(Z123_GLSLC_COMMAND ${Z123_GLSLC_TRIXIE})
+    endif()
+  endif()
+  if(NOT Z123_GLSLC_COMMAND)
+    message(FATAL_ERROR "glslc not found: run scripts/install-deps.sh (Debian/Ubuntu package glslc)")
+  endif()
 endif()
 
 set(Z123_SHADER_DIR ${CMAKE_SOURCE_DIR}/shaders)
@@ -26,24 +59,22 @@ set_property(GLOBAL PROPERTY Z123_SHADER_SOURCES "")
 
 # Configure-time feature test: which cooperative-matrix GLSL extensions does this glslc accept?
 function(z123_probe_glsl_features)
-  set(probe_dir ${CMAKE_BINARY_DIR}/glsl-probe)
-  file(MAKE_DIRECTORY ${probe_dir})
   foreach(feature NV_COOPMAT KHR_COOPMAT NV_COOPMAT2)
-    set(src ${CMAKE_SOURCE_DIR}/cmake/probes/${feature}.comp)
-    execute_process(
-      COMMAND ${Z123_GLSLC_COMMAND} --target-env=vulkan1.3 -o ${probe_dir}/${feature}.spv ${src}
-      RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
-    if(rc EQUAL 0)
-      set(Z123_GLSL_${feature} ON CACHE INTERNAL "")
-    else()
-      set(Z123_GLSL_${feature} OFF CACHE INTERNAL "")
-    endif()
-    message(STATUS "glslc accepts ${feature}: ${Z123_GLSL_${feature}}")
+    z123_glslc_accepts(${Z123_GLSLC_COMMAND} ${feature} accepted)
+    set(Z123_GLSL_${feature} ${accepted} CACHE INTERNAL "")
+    message(STATUS "glslc accepts ${feature}: ${accepted}")
   endforeach()
+  if(NOT Z123_GLSL_KHR_COOPMAT)
+    message(WARNING "${Z123_GLSLC_COMMAND} cannot compile the KHR cooperative-matrix kernels the engine "
+                    "prefers on GPUs that have them; run scripts/install-deps.sh (it fetches a newer glslc "
+                    "where needed) or see docs/newer-glslc.md. test_shader_variants fails on this build.")
+  endif()
 endfunction()
 
 function(z123_shader)
   cmake_parse_arguments(S "" "NAME;SOURCE;REQUIRES;TARGET_ENV" "DEFINES" ${ARGN})
+  # Every declared variant is listed, built or not, so a test can tell which ones a build lacks.
+  set_property(GLOBAL APPEND PROPERTY Z123_DECLARED_SHADERS "${S_NAME}:${S_REQUIRES}")
   if(S_REQUIRES AND NOT Z123_GLSL_${S_REQUIRES})
     return()
   endif()
@@ -80,6 +111,14 @@ endfunction()
 function(z123_embed_shaders target)
   get_property(names GLOBAL PROPERTY Z123_SHADER_NAMES)
   get_property(sources GLOBAL PROPERTY Z123_SHADER_SOURCES)
+  get_property(declared GLOBAL PROPERTY Z123_DECLARED_SHADERS)
+  set(declared_rows "")
+  foreach(d ${declared})
+    string(REPLACE ":" ";" parts "${d}:")
+    list(GET parts 0 dname)
+    list(GET parts 1 dfeature)
+    string(APPEND declared_rows "    {\"${dname}\", \"${dfeature}\"},\n")
+  endforeach()
   set(decls "")
   set(rows "")
   foreach(n ${names})
@@ -95,6 +134,9 @@ ${decls}
 namespace z123::vk {
 const EmbeddedShader kEmbeddedShaders[] = {
 ${rows}    {nullptr, nullptr, 0},
+};
+const DeclaredShader kDeclaredShaders[] = {
+${declared_rows}    {nullptr, nullptr},
 };
 } // namespace z123::vk
 ")

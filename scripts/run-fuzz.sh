@@ -11,8 +11,25 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$root/build-fuzz}
 seconds=${FUZZ_SECONDS:-15}
 
-CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZ123_BUILD_FUZZ=ON -DZ123_BUILD_GST=OFF >/dev/null
+mkdir -p "$build"
+# The toolchain first: clang must link libFuzzer and the sanitizer runtimes, which Debian and
+# Ubuntu ship in libclang-rt-dev (clang only recommends it).
+probe="$build/fuzz-probe"
+printf '%s\n' '#include <stddef.h>' '#include <stdint.h>' \
+  'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }' > "$probe.c"
+if ! clang -fsanitize=fuzzer,address,undefined "$probe.c" -o "$probe" > "$probe.log" 2>&1; then
+  echo "run-fuzz: ERROR: clang cannot link a libFuzzer target with ASan/UBSan:" >&2
+  sed 's/^/  /' "$probe.log" | tail -n 8 >&2
+  echo "run-fuzz: install the runtimes with scripts/install-deps.sh (package libclang-rt-dev)" >&2
+  exit 1
+fi
+# Configure quietly, but show the whole output if it fails.
+if ! CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZ123_BUILD_FUZZ=ON -DZ123_BUILD_GST=OFF > "$build/configure.log" 2>&1; then
+  cat "$build/configure.log" >&2
+  echo "run-fuzz: ERROR: configuring the fuzz build failed (above; also in $build/configure.log)" >&2
+  exit 1
+fi
 cmake --build "$build" --target fuzz_safetensors fuzz_configs
 
 mkdir -p "$build/fuzz-artifacts"

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <initializer_list>
 
+#include "vk/shader_table.hpp"
 #include "z123/error.hpp"
 
 namespace z123::kernels {
@@ -17,6 +18,34 @@ const char* path_name(Path p) {
   case Path::NvCoopMat2: return "nv-coopmat2";
   }
   return "?";
+}
+
+std::vector<Path> preferred_paths() {
+  // From end-to-end measurements on an H200 (bench/NOTES.md, session 2): KHR before NV v1; the
+  // GEMM is the same source, yet the driver's code for the KHR form ran the UNet step faster
+  // (77.5 ms with KHR GEMM + NV attention, 93 ms all NV, 74.4 ms all KHR). NV coopmat2 (first
+  // version) was slower than both (GEMM 43-84 TFLOP/s, attention 26-35): only on request.
+  return {Path::KhrCoopMat, Path::NvCoopMat};
+}
+
+const char* glsl_feature(Path p) {
+  switch (p) {
+  case Path::Portable: return "";
+  case Path::NvCoopMat: return "NV_COOPMAT";
+  case Path::KhrCoopMat: return "KHR_COOPMAT";
+  case Path::NvCoopMat2: return "NV_COOPMAT2";
+  }
+  return "?";
+}
+
+std::vector<std::string> missing_preferred_variants() {
+  std::vector<std::string> features{glsl_feature(Path::Portable)};
+  for (Path p : preferred_paths()) features.push_back(glsl_feature(p));
+  std::vector<std::string> missing;
+  for (const vk::DeclaredShader* d = vk::kDeclaredShaders; d->name; ++d)
+    if (std::find(features.begin(), features.end(), d->feature) != features.end() && !vk::find_shader(d->name))
+      missing.push_back(std::string(d->name) + (*d->feature ? std::string(" (needs ") + d->feature + ")" : ""));
+  return missing;
 }
 
 namespace {
@@ -66,19 +95,16 @@ Kernels::Kernels(vk::Device& device) : device_(device) {
   const char* forced = std::getenv("Z123_KERNEL_PATH");
   const char* portable = std::getenv("Z123_FORCE_PORTABLE");
   bool force_portable = portable && *portable && std::strcmp(portable, "0") != 0;
-  // Preference per operation, from end-to-end measurements on an H200 (bench/NOTES.md, session
-  // 2), first available wins. KHR before NV v1 for both: the GEMM is the same source, yet the
-  // driver's code for the KHR form runs the UNet step faster (77.5 ms with KHR GEMM + NV
-  // attention, 93 ms all NV, 74.4 ms all KHR). NV coopmat2 (first version) was slower than both
-  // (GEMM 43-84 TFLOP/s, attention 26-35), so it is taken only when asked for (Z123_KERNEL_PATH=nv2).
-  auto first_available = [&](std::initializer_list<Path> order) {
-    if (force_portable) return Path::Portable;
-    for (Path p : order)
-      if (path_available(p)) return p;
-    return Path::Portable;
-  };
-  Path matmul = first_available({Path::KhrCoopMat, Path::NvCoopMat});
-  Path attention = matmul; // the same order measured fastest for attention too
+  // The first preferred path available, for GEMMs and attention alike (the same order measured
+  // fastest for both).
+  Path matmul = Path::Portable;
+  if (!force_portable)
+    for (Path p : preferred_paths())
+      if (path_available(p)) {
+        matmul = p;
+        break;
+      }
+  Path attention = matmul;
   if (forced && *forced) {
     std::string f = forced;
     Path want = f == "nv"    ? Path::NvCoopMat

@@ -15,6 +15,14 @@ struct EmbeddedShader {
 // Terminated by an entry with name == nullptr.
 extern const EmbeddedShader kEmbeddedShaders[];
 
+// Every variant shaders/variants*.cmake declares, built or not, with the GLSL feature it needs
+// ("" for none; "KHR_COOPMAT", "NV_COOPMAT", "NV_COOPMAT2"). Terminated by name == nullptr.
+struct DeclaredShader {
+  const char* name;
+  const char* feature;
+};
+extern const DeclaredShader kDeclaredShaders[];
+
 // nullptr when the variant was not built (its compiler feature was missing).
 const EmbeddedShader* find_shader(std::string_view name);
 

@@ -18,6 +18,16 @@ namespace z123::kernels {
 enum class Path { Portable, NvCoopMat, KhrCoopMat, NvCoopMat2 };
 const char* path_name(Path p);
 
+// The cooperative-matrix paths the engine picks by itself, best first (the first one a device
+// supports wins; Portable is the fallback). NvCoopMat2 is taken only on request.
+std::vector<Path> preferred_paths();
+// The shader compiler feature a path's variants need (cmake/probes/<feature>.comp), "" for none.
+const char* glsl_feature(Path p);
+// Variants of the paths above, and of the portable path, that this build does not embed (its
+// glslc lacked the feature): each one costs speed on every device that would take it. Empty in a
+// complete build; test_shader_variants checks that.
+std::vector<std::string> missing_preferred_variants();
+
 class Kernels {
 public:
   // Picks the fastest path the device and this build support. Z123_FORCE_PORTABLE=1 forces the
