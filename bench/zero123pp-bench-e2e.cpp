@@ -75,6 +75,7 @@ int main(int argc, char** argv) {
     auto engine = Engine::open(argv[1], eo);
     std::printf("engine: %s, %s, weights %.0f MiB, open %.2f s\n", engine->device_name().c_str(),
                 engine->precision().c_str(), engine->weight_bytes() / 1048576.0, engine->load_ms() / 1000.0);
+    std::fputs(format_load_report(engine->load_report()).c_str(), stdout);
     Image input = load_image(argv[2]);
     GenerateOptions go;
     go.steps = steps;

@@ -58,6 +58,7 @@ OPTIONS
     --views-dir DIR    also write the six views as DIR/<name>_view<i>.png and DIR/<name>_views.json
                        (camera poses: azimuth, elevation, field of view in degrees)
     --quiet            no progress output
+    --verbose          also print where loading the model spent its time
     --list-devices     list Vulkan devices and exit
     -h, --help         this text
 
@@ -73,7 +74,7 @@ struct Args {
   std::vector<std::string> positional;
   std::string model, device, precision = "auto", views_dir;
   GenerateOptions gen;
-  bool quiet = false, list = false, vision_in_vram = false;
+  bool quiet = false, verbose = false, list = false, vision_in_vram = false;
 };
 
 [[noreturn]] void usage_error(const std::string& msg) {
@@ -141,6 +142,8 @@ Args parse_args(int argc, char** argv) {
       a.vision_in_vram = true;
     else if (s == "--quiet")
       a.quiet = true;
+    else if (s == "--verbose")
+      a.verbose = true;
     else if (s == "--list-devices")
       a.list = true;
     else if (s.size() > 1 && s[0] == '-' && s != "-")
@@ -267,19 +270,28 @@ int run(Args& a) {
     eo.device = a.device;
     eo.precision = a.precision;
     eo.vision_weights_in_host_memory = !a.vision_in_vram;
+    if (progress) {
+      // One line, rewritten as each loading stage begins; cleared when the model is ready.
+      eo.on_progress = [](const LoadProgress& p) {
+        std::fprintf(stderr, "\r\033[Kloading the model: %s (%d/%d)", p.stage.c_str(), p.index, p.count);
+      };
+    }
     if (a.gen.guidance_scale > 1.0f) { // the programs prepared are the guided ones
       eo.prepare_width = a.gen.width;
       eo.prepare_height = a.gen.height;
     }
     engine = Engine::open(model, eo);
   } catch (const Error& e) {
+    if (progress) std::fputs("\r\033[K", stderr);
     std::fprintf(stderr, "zero123pp: %s\n", e.what());
     bool model_problem = e.kind() == ErrorKind::Io || e.kind() == ErrorKind::Format || e.kind() == ErrorKind::Model;
     return model_problem ? kModelError : kEngineFailure;
   }
+  if (progress) std::fputs("\r\033[K", stderr);
   if (!a.quiet)
     std::fprintf(stderr, "zero123pp: %s on %s (%s), loaded in %.1f s\n", model.c_str(), engine->device_name().c_str(),
                  engine->precision().c_str(), engine->load_ms() / 1000.0);
+  if (a.verbose) std::fputs(format_load_report(engine->load_report()).c_str(), stderr);
 
   a.gen.cancel = &g_cancel;
   for (size_t i = 0; i < images.size(); ++i) {

@@ -21,6 +21,34 @@
 
 namespace z123 {
 
+// Where Engine::open spent its time (zero123pp --verbose, zero123pp-bench-e2e). Phases are wall
+// time and add up to total_ms; the lines under a phase break it down further.
+struct LoadReport {
+  double device_ms = 0;                        // Vulkan instance, device, kernel paths
+  double folder_ms = 0;                        // configs, safetensors headers, tensor checks
+  double text_ms = 0;                          // CLIP text encoder: weights and its one run (the embedding of "")
+  double weights_ms = 0;                       // CLIP vision, VAE and UNet weights
+  double read_ms = 0;                          //   of text + weights: bringing the files into memory (all cores)
+  double convert_ms = 0;                       //   converting to the device precision into staging (all cores)
+  double upload_wait_ms = 0;                   // waiting for the GPU's copies
+  uint64_t staged_bytes = 0, direct_bytes = 0; // through staging / straight into mapped memory
+  double prepare_ms = 0;                       // recording the programs and compiling the pipelines they use
+  double pipelines_cpu_ms = 0;                 //   pipeline compilation, summed over the threads that did it
+  uint32_t pipelines = 0;                      //   pipelines created
+  uint32_t pipeline_cache_hits = 0;            // of those, found in the pipeline cache (0: the driver cannot tell)
+  double save_ms = 0;                          // writing the pipeline cache
+  double total_ms = 0;
+};
+
+// The report as indented lines ("open 2.41 s\n  device 0.21 s\n ..."), for --verbose and benches.
+std::string format_load_report(const LoadReport& report);
+
+// open() reports each stage as it begins (stage `index` of `count`, e.g. "UNet weights").
+struct LoadProgress {
+  std::string stage;
+  int index = 0, count = 0;
+};
+
 struct EngineOptions {
   std::string device;             // "" = best device; a number = index; else a name substring
   std::string precision = "auto"; // "auto" (fp16 where supported), "f16" or "f32"
@@ -34,6 +62,8 @@ struct EngineOptions {
   // image (H200: 2.55 -> 2.58 s) for 1.25 GiB less device memory (peak 4.63 -> 3.38 GiB). No
   // effect on devices that share host memory.
   bool vision_weights_in_host_memory = true;
+  // Called from open()'s thread as each loading stage begins (progress lines, bus messages).
+  std::function<void(const LoadProgress&)> on_progress;
 };
 
 // Noise and preprocessed inputs supplied from outside instead of generated (parity tests against
@@ -107,6 +137,7 @@ public:
   std::string precision() const; // "f16" or "f32"
   uint64_t weight_bytes() const;
   double load_ms() const;
+  const LoadReport& load_report() const;
   // Validation-layer errors seen so far (only with EngineOptions::validation; tests assert 0).
   uint32_t validation_errors() const;
 

@@ -1,8 +1,11 @@
 #include "z123/io/mapped_file.hpp"
 
 #include "z123/error.hpp"
+#include "z123/parallel.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -27,6 +30,27 @@ struct FdGuard {
 std::string os_reason(int err) { return std::strerror(err); }
 
 } // namespace
+
+void prefetch_pages(std::span<const std::byte> bytes) {
+  if (bytes.empty()) return;
+  const long page_size = ::sysconf(_SC_PAGESIZE);
+  const std::size_t page = page_size > 0 ? static_cast<std::size_t>(page_size) : 4096;
+  // Advice is only a hint (and needs a page-aligned start): failures are ignored.
+  const auto start = reinterpret_cast<std::uintptr_t>(bytes.data()) / page * page;
+  ::madvise(reinterpret_cast<void*>(start), bytes.size() + (reinterpret_cast<std::uintptr_t>(bytes.data()) - start),
+            MADV_WILLNEED);
+  constexpr std::size_t kChunk = 8u << 20;
+  const std::size_t chunks = (bytes.size() + kChunk - 1) / kChunk;
+  parallel_for(chunks, [&](std::size_t c) {
+    const std::size_t begin = c * kChunk, end = std::min(bytes.size(), begin + kChunk);
+    unsigned sum = 0;
+    for (std::size_t i = begin; i < end; i += page) sum += static_cast<unsigned>(bytes[i]);
+    sum += static_cast<unsigned>(bytes[end - 1]);
+    // Keeps the reads from being optimized away.
+    volatile unsigned sink = sum;
+    (void)sink;
+  });
+}
 
 MappedFile MappedFile::open(const std::filesystem::path& path) {
   const std::string name = path.string();

@@ -305,6 +305,8 @@ const std::vector<TensorView>& SafetensorsFile::tensors() const noexcept { retur
 const std::map<std::string, std::string>& SafetensorsFile::metadata() const noexcept { return impl_->metadata; }
 const std::vector<SkippedTensor>& SafetensorsFile::skipped() const noexcept { return impl_->skipped; }
 
+void SafetensorsFile::prefetch() const { prefetch_pages(impl_->bytes); }
+
 const TensorView* SafetensorsFile::find(std::string_view name) const noexcept {
   auto it = impl_->index.find(name);
   return it == impl_->index.end() ? nullptr : &impl_->tensors[it->second];
@@ -318,42 +320,73 @@ const TensorView& SafetensorsFile::at(std::string_view name) const {
   return *t;
 }
 
-void convert_to_f32(const TensorView& tensor, std::span<float> out) {
-  check_out_size(tensor, out.size());
+namespace {
+
+void check_range(const TensorView& tensor, std::uint64_t first, std::uint64_t stride, std::size_t count) {
+  if (count == 0) return;
+  if (stride == 0 || first >= tensor.numel || (count - 1) > (tensor.numel - 1 - first) / stride)
+    throw invalid_argument("tensor '" + tensor.name + "': " + std::to_string(count) + " elements from " +
+                           std::to_string(first) + " every " + std::to_string(stride) + " run past its " +
+                           std::to_string(tensor.numel) + " elements");
+}
+
+} // namespace
+
+void convert_range_to_f32(const TensorView& tensor, std::uint64_t first, std::uint64_t stride, std::span<float> out) {
+  check_range(tensor, first, stride, out.size());
   const std::byte* p = tensor.bytes.data();
+  const std::size_t n = out.size();
   switch (tensor.dtype) {
   case StoredDType::F32:
-    if (!out.empty()) std::memcpy(out.data(), p, out.size() * sizeof(float));
+    if (stride == 1) {
+      if (n) std::memcpy(out.data(), p + 4 * first, n * sizeof(float));
+    } else {
+      for (std::size_t i = 0; i < n; ++i) std::memcpy(&out[i], p + 4 * (first + i * stride), 4);
+    }
     return;
   case StoredDType::F16:
-    for (std::size_t i = 0; i < out.size(); ++i) out[i] = f16_to_f32(load_u16(p, i));
+    for (std::size_t i = 0; i < n; ++i) out[i] = f16_to_f32(load_u16(p, first + i * stride));
     return;
   case StoredDType::BF16:
-    for (std::size_t i = 0; i < out.size(); ++i) out[i] = bf16_to_f32(load_u16(p, i));
+    for (std::size_t i = 0; i < n; ++i) out[i] = bf16_to_f32(load_u16(p, first + i * stride));
     return;
   }
 }
 
-void convert_to_f16(const TensorView& tensor, std::span<std::uint16_t> out) {
-  check_out_size(tensor, out.size());
+void convert_range_to_f16(const TensorView& tensor, std::uint64_t first, std::uint64_t stride,
+                          std::span<std::uint16_t> out) {
+  check_range(tensor, first, stride, out.size());
   const std::byte* p = tensor.bytes.data();
+  const std::size_t n = out.size();
   switch (tensor.dtype) {
   case StoredDType::F32:
-    for (std::size_t i = 0; i < out.size(); ++i) {
+    for (std::size_t i = 0; i < n; ++i) {
       float f;
-      std::memcpy(&f, p + 4 * i, 4);
+      std::memcpy(&f, p + 4 * (first + i * stride), 4);
       out[i] = f32_to_f16(f);
     }
     return;
   case StoredDType::F16:
-    if (!out.empty()) std::memcpy(out.data(), p, out.size() * 2);
-    return;
-  case StoredDType::BF16:
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      out[i] = f32_to_f16(bf16_to_f32(load_u16(p, i)));
+    if (stride == 1) {
+      if (n) std::memcpy(out.data(), p + 2 * first, n * 2);
+    } else {
+      for (std::size_t i = 0; i < n; ++i) out[i] = load_u16(p, first + i * stride);
     }
     return;
+  case StoredDType::BF16:
+    for (std::size_t i = 0; i < n; ++i) out[i] = f32_to_f16(bf16_to_f32(load_u16(p, first + i * stride)));
+    return;
   }
+}
+
+void convert_to_f32(const TensorView& tensor, std::span<float> out) {
+  check_out_size(tensor, out.size());
+  convert_range_to_f32(tensor, 0, 1, out);
+}
+
+void convert_to_f16(const TensorView& tensor, std::span<std::uint16_t> out) {
+  check_out_size(tensor, out.size());
+  convert_range_to_f16(tensor, 0, 1, out);
 }
 
 std::vector<float> to_f32(const TensorView& tensor) {

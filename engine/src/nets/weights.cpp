@@ -1,10 +1,10 @@
 #include "z123/nets/weights.hpp"
 
+#include <chrono>
 #include <cstring>
 
 #include "z123/error.hpp"
 #include "z123/half.hpp"
-#include "z123/kernels/conv2d.hpp"
 #include "z123/vk/uploader.hpp"
 
 namespace z123::nets {
@@ -35,35 +35,53 @@ Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule modu
   TensorCheckReport report = check_tensors(module, expected, file);
   if (!report.ok()) throw model_error(problems(report, file.source()));
 
-  vk::BatchUploader uploader(device);
-  std::vector<float> f32;
-  std::vector<uint16_t> f16;
+  auto t_read = std::chrono::steady_clock::now();
+  file.prefetch();
+  device.transfer_stats().read_ms +=
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_read).count();
+
+  std::vector<vk::UploadJob> jobs;
+  jobs.reserve(expected.size());
+  const size_t es = dtype_size(storage);
   for (const ExpectedTensor& e : expected) {
     const TensorView& view = file.at(report.stored_names.at(e.name));
-    bool conv = e.shape.size() == 4;
+    const bool conv = e.shape.size() == 4;
     // Convolution weights live in the kernels' [out, kh, kw, in] layout on the device.
     std::vector<int64_t> shape = conv ? std::vector<int64_t>{e.shape[0], e.shape[2], e.shape[3], e.shape[1]} : e.shape;
     Tensor t = make_tensor(device, storage, shape, std::string(module_name(module)) + "." + e.name, usage);
-    const void* data = nullptr;
-    size_t bytes = static_cast<size_t>(t.numel()) * dtype_size(storage);
-    if (storage == DType::F16 && !conv && view.dtype == StoredDType::F16) {
-      data = view.bytes.data(); // already in the device format: no conversion
-    } else {
-      f32 = to_f32(view);
-      if (conv) f32 = kernels::conv_weight_to_khwc(f32, e.shape[0], e.shape[1], e.shape[2], e.shape[3]);
-      if (storage == DType::F32) {
-        data = f32.data();
-      } else {
-        f16.resize(f32.size());
-        for (size_t i = 0; i < f32.size(); ++i) f16[i] = f32_to_f16(f32[i]);
-        data = f16.data();
-      }
-    }
-    uploader.upload(t.buf(), data, bytes);
+    // Element i of the device tensor, in elements of the file's tensor: a conv's output row o
+    // holds taps (ky, kx) of every input channel ci, read from [o, ci, ky, kx].
+    const uint64_t taps = conv ? static_cast<uint64_t>(e.shape[2] * e.shape[3]) : 1;
+    const uint64_t cin = conv ? static_cast<uint64_t>(e.shape[1]) : 1;
+    vk::UploadJob job;
+    job.dst = &t.buf();
+    job.bytes = static_cast<uint64_t>(t.numel()) * es;
+    job.unit = conv ? cin * taps * es : es; // a conv is cut between output channels
+    job.produce = [&view, storage, conv, taps, cin, es](std::byte* out, uint64_t first, uint64_t count) {
+      auto convert = [&](uint64_t from, uint64_t stride, std::byte* to, uint64_t n) {
+        if (storage == DType::F16)
+          convert_range_to_f16(view, from, stride, {reinterpret_cast<uint16_t*>(to), n});
+        else
+          convert_range_to_f32(view, from, stride, {reinterpret_cast<float*>(to), n});
+      };
+      if (!conv || taps == 1) return convert(first / es, 1, out, count / es);
+      const uint64_t row = cin * taps; // elements per output channel
+      for (uint64_t o = first / es / row, end = (first + count) / es / row; o < end; ++o)
+        for (uint64_t tap = 0; tap < taps; ++tap, out += cin * es) convert(o * row + tap, taps, out, cin);
+    };
+    jobs.push_back(std::move(job));
     device_bytes_ += t.buf().size();
     tensors_.emplace(e.name, std::move(t));
   }
-  uploader.flush();
+  // The tensors' buffers are shared_ptr-owned: moving the Tensor into the map kept job.dst valid.
+  vk::StreamingUploader uploader(device);
+  uploader.run(jobs);
+  const vk::UploadStats& us = uploader.stats();
+  vk::TransferStats& ts = device.transfer_stats();
+  ts.staged_bytes += us.staged_bytes;
+  ts.direct_bytes += us.direct_bytes;
+  ts.produce_ms += us.produce_ms;
+  ts.wait_ms += us.wait_ms;
 }
 
 const Tensor* Weights::find(const std::string& name) const {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 
@@ -77,7 +78,7 @@ struct Engine::Impl {
   std::unique_ptr<ConditionProgram> condition;
   std::unique_ptr<DecodeProgram> decode;
   std::mutex mutex;
-  double load_ms = 0;
+  LoadReport load;
   uint64_t weight_bytes = 0;
 
   Tensor host_tensor(DType dt, std::vector<int64_t> shape, const std::string& name) {
@@ -129,8 +130,21 @@ struct Engine::Impl {
 
 // ---------------------------------------------------------------------------------------------
 std::unique_ptr<Engine> Engine::open(const std::filesystem::path& model_dir, const EngineOptions& options) {
-  auto t0 = Clock::now();
+  auto t_open = Clock::now();
   auto impl = std::make_unique<Impl>();
+  LoadReport& report = impl->load;
+  const bool prepare = options.prepare_width > 0 || options.prepare_height > 0;
+  const int stages = prepare ? 7 : 6;
+  int stage = 0;
+  auto t = Clock::now();
+  // Starts the next stage: reports it, and returns the time since the previous one began.
+  auto next_stage = [&](const char* name) {
+    double ms = ms_since(t);
+    t = Clock::now();
+    if (options.on_progress && name) options.on_progress({name, ++stage, stages});
+    return ms;
+  };
+  next_stage("Vulkan device");
   vk::InstanceOptions io;
   io.validation = options.validation;
   impl->instance = std::make_unique<vk::Instance>(io);
@@ -150,27 +164,47 @@ std::unique_ptr<Engine> Engine::open(const std::filesystem::path& model_dir, con
     throw invalid_argument("precision must be auto, f16 or f32, not '" + options.precision + "'");
   }
 
+  report.device_ms = next_stage("model folder");
   ModelFolder folder = ModelFolder::open(model_dir);
   FolderCheck check = check_model_folder(folder);
   if (!check.consistency_problems.empty())
     throw model_error(model_dir.string() + ": " + check.consistency_problems.front());
   impl->configs = folder.configs();
+  report.folder_ms = next_stage("text encoder");
   {
     // The text encoder only ever sees "": run it once, keep E, free its weights.
     nets::ClipTextEncoder text(*impl->k, folder, impl->dtype);
     impl->text_embedding = download(*impl->device, text.encode(text.empty_prompt_ids()));
   }
+  report.text_ms = next_stage("vision encoder weights");
   impl->vision = std::make_unique<nets::ClipVisionEncoder>(
       *impl->k, folder, impl->dtype,
       options.vision_weights_in_host_memory ? vk::MemoryUsage::HostStreamed : vk::MemoryUsage::DeviceLocal);
+  report.weights_ms = next_stage("VAE weights");
   impl->vae = std::make_unique<nets::Vae>(*impl->k, folder, impl->dtype);
+  report.weights_ms += next_stage("UNet weights");
   impl->unet = std::make_unique<nets::UNet>(*impl->k, folder, impl->dtype);
   impl->weight_bytes = impl->vision->weight_bytes() + impl->vae->weight_bytes() + impl->unet->weight_bytes();
   impl->scratch = std::make_unique<Workspace>(*impl->device, "scratch");
-  if (options.prepare_width > 0 || options.prepare_height > 0)
+  report.weights_ms += next_stage(prepare ? "kernels" : nullptr);
+  if (prepare) {
     impl->prepare(options.prepare_width, options.prepare_height);
-  impl->device->pipelines().save();
-  impl->load_ms = ms_since(t0);
+    report.prepare_ms = next_stage(nullptr);
+  }
+  vk::PipelineCache& pipes = impl->device->pipelines();
+  pipes.wait_all(); // the text encoder's are done; this only matters without prepare
+  pipes.save();
+  report.save_ms = next_stage(nullptr);
+  const vk::TransferStats& ts = impl->device->transfer_stats();
+  report.read_ms = ts.read_ms;
+  report.convert_ms = ts.produce_ms;
+  report.upload_wait_ms = ts.wait_ms;
+  report.staged_bytes = ts.staged_bytes;
+  report.direct_bytes = ts.direct_bytes;
+  report.pipelines = static_cast<uint32_t>(pipes.pipelines_created());
+  report.pipeline_cache_hits = static_cast<uint32_t>(pipes.cache_hits());
+  report.pipelines_cpu_ms = pipes.creation_ms();
+  report.total_ms = ms_since(t_open);
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }
 
@@ -181,7 +215,8 @@ std::string Engine::device_name() const { return impl_->device->info().name; }
 std::string Engine::precision() const { return dtype_name(impl_->dtype); }
 uint64_t Engine::weight_bytes() const { return impl_->weight_bytes; }
 uint32_t Engine::validation_errors() const { return impl_->instance->validation_error_count(); }
-double Engine::load_ms() const { return impl_->load_ms; }
+double Engine::load_ms() const { return impl_->load.total_ms; }
+const LoadReport& Engine::load_report() const { return impl_->load; }
 
 std::vector<float> Engine::Impl::encode_moments(const std::vector<float>& vae_nhwc, int64_t s) {
   Tensor img = make_tensor(*device, dtype, {1, s, s, 3}, "vae input");
@@ -397,6 +432,26 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
   result.timings.total_ms = ms_since(t_total);
   result.peak_device_bytes = m.device->allocator().stats().peak_device_local_allocated_bytes;
   return result;
+}
+
+std::string format_load_report(const LoadReport& r) {
+  char buf[1536];
+  std::snprintf(buf, sizeof buf,
+                "open %.2f s:\n"
+                "  Vulkan device         %7.0f ms\n"
+                "  model folder checks   %7.0f ms\n"
+                "  text encoder + run    %7.0f ms\n"
+                "  vision/VAE/UNet       %7.0f ms\n"
+                "    reading files       %7.0f ms (all cores)\n"
+                "    converting          %7.0f ms (all cores; %.0f MiB staged, %.0f MiB written in place)\n"
+                "    waiting for copies  %7.0f ms\n"
+                "  programs + pipelines  %7.0f ms (%u pipelines, %u from the pipeline cache, %.0f ms of "
+                "compiling summed over threads)\n"
+                "  saving pipeline cache %7.0f ms\n",
+                r.total_ms / 1000.0, r.device_ms, r.folder_ms, r.text_ms, r.weights_ms, r.read_ms, r.convert_ms,
+                r.staged_bytes / 1048576.0, r.direct_bytes / 1048576.0, r.upload_wait_ms, r.prepare_ms, r.pipelines,
+                r.pipeline_cache_hits, r.pipelines_cpu_ms, r.save_ms);
+  return buf;
 }
 
 std::array<ViewPose, 6> view_poses() {

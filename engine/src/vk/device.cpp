@@ -11,6 +11,21 @@
 namespace z123::vk {
 namespace {
 
+// upload()/download() keep their staging buffer up to this size (a decoded 640x960 frame is
+// 3.5 MiB in fp16); larger one-off transfers free theirs afterwards.
+constexpr VkDeviceSize kKeptStagingBytes = 16ull << 20;
+
+// `kept` if it is large enough, else a new buffer of at least `bytes` (rounded up to a power of
+// two from 1 MiB, so a few growing transfers do not each allocate) stored in `kept`.
+Buffer& reusable_staging(Allocator& allocator, Buffer& kept, VkDeviceSize bytes, MemoryUsage usage) {
+  if (kept && kept.size() >= bytes) return kept;
+  VkDeviceSize size = 1ull << 20;
+  while (size < bytes) size *= 2;
+  kept.reset();
+  kept = allocator.create_buffer(size, usage, usage == MemoryUsage::Upload ? "upload staging" : "download staging");
+  return kept;
+}
+
 bool env_flag(const char* name) {
   const char* v = std::getenv(name);
   return v && *v && std::strcmp(v, "0") != 0;
@@ -147,6 +162,8 @@ Device::~Device() {
   vkDeviceWaitIdle(device_);
   if (!profiler_.empty()) profiler_.print(stderr, info_.name);
   pipelines_.reset();
+  upload_staging_.reset();
+  download_staging_.reset();
   allocator_.reset();
   vkDestroySemaphore(device_, timeline_, nullptr);
   vkDestroyCommandPool(device_, command_pool_, nullptr);
@@ -226,11 +243,13 @@ void Device::upload(const Buffer& dst, const void* data, VkDeviceSize bytes, VkD
     std::memcpy(static_cast<char*>(dst.mapped()) + dst_offset, data, bytes);
     return;
   }
-  Buffer staging = allocator_->create_buffer(bytes, MemoryUsage::Upload, "staging for '" + dst.name() + "'");
+  std::lock_guard<std::mutex> lock(staging_mutex_);
+  Buffer& staging = reusable_staging(*allocator_, upload_staging_, bytes, MemoryUsage::Upload);
   std::memcpy(staging.mapped(), data, bytes);
   Recording rec(*this);
   rec.copy(staging, dst, bytes, 0, dst_offset);
   run(rec);
+  if (bytes > kKeptStagingBytes) staging.reset();
 }
 
 void Device::download(const Buffer& src, void* data, VkDeviceSize bytes, VkDeviceSize src_offset) {
@@ -242,11 +261,13 @@ void Device::download(const Buffer& src, void* data, VkDeviceSize bytes, VkDevic
     std::memcpy(data, static_cast<const char*>(src.mapped()) + src_offset, bytes);
     return;
   }
-  Buffer staging = allocator_->create_buffer(bytes, MemoryUsage::Download, "staging for '" + src.name() + "'");
+  std::lock_guard<std::mutex> lock(staging_mutex_);
+  Buffer& staging = reusable_staging(*allocator_, download_staging_, bytes, MemoryUsage::Download);
   Recording rec(*this);
   rec.copy(src, staging, bytes, src_offset, 0);
   run(rec);
   std::memcpy(data, staging.mapped(), bytes);
+  if (bytes > kKeptStagingBytes) staging.reset();
 }
 
 } // namespace z123::vk

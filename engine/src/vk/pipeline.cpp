@@ -7,8 +7,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <system_error>
 
 #include "vk/shader_table.hpp"
+#include "z123/parallel.hpp"
 #include "z123/vk/instance.hpp"
 #include "z123/vk/vulkan_error.hpp"
 
@@ -39,7 +41,8 @@ std::string pipeline_key(const KernelDesc& d) {
 } // namespace
 
 PipelineCache::PipelineCache(VkDevice device, const DeviceInfo& info, bool persist_on_disk)
-    : device_(device), subgroup_size_control_(info.subgroup_size_control) {
+    : device_(device), subgroup_size_control_(info.subgroup_size_control),
+      creation_feedback_(info.api_version >= VK_API_VERSION_1_3) {
   std::vector<char> initial;
   const char* off = std::getenv("Z123_NO_PIPELINE_CACHE");
   if (persist_on_disk && !(off && *off && std::strcmp(off, "0") != 0)) {
@@ -67,13 +70,20 @@ PipelineCache::PipelineCache(VkDevice device, const DeviceInfo& info, bool persi
 }
 
 PipelineCache::~PipelineCache() {
+  {
+    // Pipelines still queued are never compiled: nothing can use them once the cache goes.
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  queue_cv_.notify_all();
+  for (auto& t : workers_) t.join();
   try {
     save();
   } catch (...) {
     // Losing the on-disk cache only costs start-up time next run.
   }
   for (auto& [k, p] : pipelines_) {
-    vkDestroyPipeline(device_, p->pipeline, nullptr);
+    if (p->pipeline_) vkDestroyPipeline(device_, p->pipeline_, nullptr);
     vkDestroyPipelineLayout(device_, p->layout, nullptr);
     vkDestroyDescriptorSetLayout(device_, p->set_layout, nullptr);
   }
@@ -118,7 +128,6 @@ const Pipeline& PipelineCache::get(const KernelDesc& desc) {
   std::string key = pipeline_key(desc);
   std::lock_guard<std::mutex> lock(mutex_);
   if (auto it = pipelines_.find(key); it != pipelines_.end()) return *it->second;
-  auto t0 = std::chrono::steady_clock::now();
 
   const EmbeddedShader* shader = find_shader(desc.shader);
   if (!shader)
@@ -160,34 +169,98 @@ const Pipeline& PipelineCache::get(const KernelDesc& desc) {
     throw VulkanError(r, "vkCreatePipelineLayout " + desc.shader);
   }
 
+  auto& ref = *p;
+  pipelines_[key] = std::move(p);
+  enqueue(&ref, desc, module);
+  return ref;
+}
+
+VkPipeline Pipeline::handle() const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  done_cv_.wait(lock, [&] { return done_; });
+  if (result_ != VK_SUCCESS) throw VulkanError(result_, "vkCreateComputePipelines " + name);
+  return pipeline_;
+}
+
+void PipelineCache::enqueue(Pipeline* p, KernelDesc desc, VkShaderModule module) {
+  // Called with mutex_ held.
+  if (workers_.size() < worker_threads() && workers_.size() <= in_flight_) {
+    try {
+      workers_.emplace_back([this] { worker(); });
+    } catch (const std::system_error&) {
+      // No thread to be had: with none at all, compile here and now.
+      if (workers_.empty()) {
+        Pending job{p, std::move(desc), module};
+        creation_ms_ += compile(job);
+        return;
+      }
+    }
+  }
+  queue_.push_back({p, std::move(desc), module});
+  in_flight_++;
+  queue_cv_.notify_one();
+}
+
+void PipelineCache::wait_all() const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  idle_cv_.wait(lock, [&] { return in_flight_ == 0; });
+}
+
+double PipelineCache::compile(Pending& job) {
+  auto t0 = std::chrono::steady_clock::now();
+  const KernelDesc& desc = job.desc;
   std::vector<VkSpecializationMapEntry> entries(desc.spec_constants.size());
   for (uint32_t i = 0; i < entries.size(); ++i) entries[i] = {i, i * 4u, 4};
   VkSpecializationInfo si{static_cast<uint32_t>(entries.size()), entries.data(), desc.spec_constants.size() * 4,
                           desc.spec_constants.data()};
-
   VkPipelineShaderStageRequiredSubgroupSizeCreateInfo rs{
       VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
   rs.requiredSubgroupSize = desc.required_subgroup_size;
   VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
   ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
   ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-  ci.stage.module = module;
+  ci.stage.module = job.module;
   ci.stage.pName = "main";
   ci.stage.pSpecializationInfo = entries.empty() ? nullptr : &si;
   if (desc.required_subgroup_size && subgroup_size_control_) {
     ci.stage.pNext = &rs;
     ci.stage.flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
   }
-  ci.layout = p->layout;
-  if (VkResult r = vkCreateComputePipelines(device_, cache_, 1, &ci, nullptr, &p->pipeline); r != VK_SUCCESS) {
-    vkDestroyPipelineLayout(device_, p->layout, nullptr);
-    vkDestroyDescriptorSetLayout(device_, p->set_layout, nullptr);
-    throw VulkanError(r, "vkCreateComputePipelines " + desc.shader);
+  ci.layout = job.pipeline->layout;
+  // Creation feedback (core in 1.3) says whether the driver found the pipeline in the cache, so
+  // the load report can show that a warm start compiles nothing.
+  VkPipelineCreationFeedback feedback{};
+  VkPipelineCreationFeedbackCreateInfo fi{VK_STRUCTURE_TYPE_PIPELINE_CREATION_FEEDBACK_CREATE_INFO};
+  fi.pPipelineCreationFeedback = &feedback;
+  if (creation_feedback_) ci.pNext = &fi;
+  VkPipeline handle = VK_NULL_HANDLE;
+  VkResult r = vkCreateComputePipelines(device_, cache_, 1, &ci, nullptr, &handle);
+  if (r == VK_SUCCESS && (feedback.flags & VK_PIPELINE_CREATION_FEEDBACK_VALID_BIT) &&
+      (feedback.flags & VK_PIPELINE_CREATION_FEEDBACK_APPLICATION_PIPELINE_CACHE_HIT_BIT))
+    cache_hits_++;
+  {
+    std::lock_guard<std::mutex> plock(job.pipeline->mutex_);
+    job.pipeline->pipeline_ = r == VK_SUCCESS ? handle : VK_NULL_HANDLE;
+    job.pipeline->result_ = r;
+    job.pipeline->done_ = true;
   }
-  creation_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  auto& ref = *p;
-  pipelines_[key] = std::move(p);
-  return ref;
+  job.pipeline->done_cv_.notify_all();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void PipelineCache::worker() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (stopping_) return;
+    Pending job = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    double ms = compile(job);
+    lock.lock();
+    creation_ms_ += ms;
+    if (--in_flight_ == 0) idle_cv_.notify_all();
+  }
 }
 
 } // namespace z123::vk

@@ -92,7 +92,9 @@ void Recording::barrier() {
   mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
   mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
                      VK_ACCESS_TRANSFER_WRITE_BIT;
-  vkCmdPipelineBarrier(cmd_, kWorkStages, kWorkStages, 0, 1, &mb, 0, nullptr, 0, nullptr);
+  defer([mb](VkCommandBuffer cmd) {
+    vkCmdPipelineBarrier(cmd, kWorkStages, kWorkStages, 0, 1, &mb, 0, nullptr, 0, nullptr);
+  });
   written_since_barrier_.clear();
   read_since_barrier_.clear();
 }
@@ -141,10 +143,16 @@ void Recording::dispatch(const Pipeline& pipeline, const std::vector<Binding>& b
     writes[i].pBufferInfo = &infos[i];
   }
   vkUpdateDescriptorSets(device_.handle(), static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
-  vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline);
-  vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout, 0, 1, &set, 0, nullptr);
-  if (push_bytes) vkCmdPushConstants(cmd_, pipeline.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
-  vkCmdDispatch(cmd_, gx, gy, gz);
+  std::vector<uint8_t> constants(static_cast<const uint8_t*>(push), static_cast<const uint8_t*>(push) + push_bytes);
+  const Pipeline* pipe = &pipeline;
+  defer([pipe, set, constants = std::move(constants), gx, gy, gz](VkCommandBuffer cmd) {
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->handle());
+    vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->layout, 0, 1, &set, 0, nullptr);
+    if (!constants.empty())
+      vkCmdPushConstants(cmd, pipe->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, static_cast<uint32_t>(constants.size()),
+                         constants.data());
+    vkCmdDispatch(cmd, gx, gy, gz);
+  });
   for (const Binding& b : bindings) track(b.buffer, b.written);
   dispatches_++;
   if (profile_queries_)
@@ -154,8 +162,9 @@ void Recording::dispatch(const Pipeline& pipeline, const std::vector<Binding>& b
 void Recording::profile_mark(const std::string& label) {
   if (profile_labels_.size() + 1 >= kProfileQueries) return;
   profile_labels_.push_back(label);
-  vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, profile_queries_,
-                      static_cast<uint32_t>(profile_labels_.size()));
+  defer([pool = profile_queries_, query = static_cast<uint32_t>(profile_labels_.size())](VkCommandBuffer cmd) {
+    vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool, query);
+  });
 }
 
 void Recording::fold_profile(Profiler& profiler) const {
@@ -179,7 +188,7 @@ void Recording::copy(const Buffer& src, const Buffer& dst, VkDeviceSize bytes, V
       read_since_barrier_.count(dst.handle()))
     barrier();
   VkBufferCopy region{src_offset, dst_offset, bytes};
-  vkCmdCopyBuffer(cmd_, src.handle(), dst.handle(), 1, &region);
+  defer([s = src.handle(), d = dst.handle(), region](VkCommandBuffer cmd) { vkCmdCopyBuffer(cmd, s, d, 1, &region); });
   track(&src, false);
   track(&dst, true);
   if (profile_queries_) profile_mark("copy");
@@ -187,7 +196,8 @@ void Recording::copy(const Buffer& src, const Buffer& dst, VkDeviceSize bytes, V
 
 void Recording::fill(const Buffer& dst, uint32_t value, VkDeviceSize offset, VkDeviceSize bytes) {
   if (written_since_barrier_.count(dst.handle()) || read_since_barrier_.count(dst.handle())) barrier();
-  vkCmdFillBuffer(cmd_, dst.handle(), offset, bytes, value);
+  defer(
+      [d = dst.handle(), offset, bytes, value](VkCommandBuffer cmd) { vkCmdFillBuffer(cmd, d, offset, bytes, value); });
   track(&dst, true);
   if (profile_queries_) profile_mark("fill");
 }
@@ -196,12 +206,24 @@ void Recording::timestamp(const std::string& label) {
   if (!queries_) throw internal_error("timestamp '" + label + "' in a recording made without timestamps");
   if (labels_.size() >= max_timestamps_)
     throw internal_error("more than " + std::to_string(max_timestamps_) + " timestamps in one recording");
-  vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, static_cast<uint32_t>(labels_.size()));
+  defer([pool = queries_, query = static_cast<uint32_t>(labels_.size())](VkCommandBuffer cmd) {
+    vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool, query);
+  });
   labels_.push_back(label);
+}
+
+void Recording::defer(std::function<void(VkCommandBuffer)> command) {
+  if (finished_) throw internal_error("command recorded into a finished recording");
+  pending_.push_back(std::move(command));
 }
 
 void Recording::finish() {
   if (finished_) return;
+  // The commands go into the command buffer only now: by this time the pipelines they bind
+  // have been compiling in the background since they were first asked for.
+  for (auto& command : pending_) command(cmd_);
+  pending_.clear();
+  pending_.shrink_to_fit();
   // Make every write visible to the host (downloads read mapped memory after the wait).
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;

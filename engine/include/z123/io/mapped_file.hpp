@@ -8,6 +8,11 @@
 
 namespace z123 {
 
+// Reads every page of `bytes` (a mapping) into memory on all cores: the file system then has many
+// reads in flight instead of the one a single faulting thread makes, and later passes over the
+// data (converting weights) find it resident.
+void prefetch_pages(std::span<const std::byte> bytes);
+
 class MappedFile {
 public:
   // Maps `path` read-only. Throws io_error (naming the path and the OS reason) if it cannot be

@@ -81,6 +81,8 @@ public:
   const TensorView& at(std::string_view name) const;
   const std::map<std::string, std::string>& metadata() const noexcept;
   const std::vector<SkippedTensor>& skipped() const noexcept;
+  // Brings the whole file into memory on all cores (prefetch_pages) before tensors are read.
+  void prefetch() const;
 
   struct Impl; // opaque; public only so the parser's free helpers can fill it
 
@@ -95,6 +97,12 @@ private:
 // rounded to nearest-even (overflow -> inf), the same as PyTorch's .half().
 void convert_to_f32(const TensorView& tensor, std::span<float> out);
 void convert_to_f16(const TensorView& tensor, std::span<std::uint16_t> out);
+// The same for a slice: out[i] = element first + i * stride (invalid_argument, naming the tensor,
+// if that runs past its end). The weight loader converts slices of one tensor on several cores
+// and, with a stride, reorders convolution weights on the way.
+void convert_range_to_f32(const TensorView& tensor, std::uint64_t first, std::uint64_t stride, std::span<float> out);
+void convert_range_to_f16(const TensorView& tensor, std::uint64_t first, std::uint64_t stride,
+                          std::span<std::uint16_t> out);
 
 // Convenience: allocate and convert.
 std::vector<float> to_f32(const TensorView& tensor);

@@ -2,11 +2,14 @@
 // automatically: a dispatch that reads or writes a buffer written since the last barrier, or
 // writes one read since then, gets a barrier first; independent dispatches stay unordered.
 // A recording can be submitted many times (record once per shape, replay every step).
+// Commands are collected and written into the command buffer at finish(), so the pipelines they
+// use compile on the pipeline cache's worker threads while the rest is being recorded.
 #pragma once
 
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <set>
 #include <string>
@@ -66,6 +69,7 @@ public:
 
 private:
   void track(const Buffer* buffer, bool written);
+  void defer(std::function<void(VkCommandBuffer)> command);
   void profile_mark(const std::string& label);
   VkDescriptorSet allocate_set(VkDescriptorSetLayout layout, uint32_t buffers);
 
@@ -77,6 +81,7 @@ private:
   uint32_t max_timestamps_ = 0;
   std::vector<std::string> labels_;
   std::set<VkBuffer> written_since_barrier_, read_since_barrier_;
+  std::vector<std::function<void(VkCommandBuffer)>> pending_; // written at finish()
   bool finished_ = false;
   size_t dispatches_ = 0;
   VkQueryPool profile_queries_ = VK_NULL_HANDLE;
