@@ -35,7 +35,9 @@
  */
 #include <gmodule.h>
 
+#include <algorithm>
 #include <atomic>
+#include <string>
 
 #include "convert.hpp"
 #include "impl.hpp"
@@ -118,6 +120,12 @@ void release_engine(GstZero123pp* self) {
 
 // READY -> PAUSED: opens the model (the slow part: seconds to load the weights) and starts the
 // worker. Problems the user can fix become element errors naming the folder or the device.
+void post_load_progress(GstZero123pp* self, GstProgressType type, const std::string& text, int percent) {
+  GstMessage* m = gst_message_new_progress(GST_OBJECT(self), type, "load", text.c_str());
+  gst_structure_set(gst_message_writable_structure(m), "percent", G_TYPE_INT, percent, nullptr);
+  gst_element_post_message(GST_ELEMENT(self), m);
+}
+
 bool start(GstZero123pp* self) {
   Impl& im = *self->impl;
   GST_OBJECT_LOCK(self);
@@ -131,9 +139,19 @@ bool start(GstZero123pp* self) {
     // pay for shader compilation (the worker renders the 2x3 grid, see worker.cpp).
     eo.prepare_width = 2 * s.view_size;
     eo.prepare_height = 3 * s.view_size;
+    // Loading takes seconds (more on a first run, while shaders compile): applications see it
+    // as progress messages, code "load", one per stage, with the standard "percent" field.
+    post_load_progress(self, GST_PROGRESS_TYPE_START, "Loading the Zero123++ model", 0);
+    eo.on_progress = [self](const z123::LoadProgress& p) {
+      post_load_progress(self, GST_PROGRESS_TYPE_CONTINUE, "Loading the Zero123++ model: " + p.stage,
+                         100 * (p.index - 1) / std::max(1, p.count));
+    };
     im.engine = z123::Engine::open(s.model, eo);
     count_engine(+1);
+    post_load_progress(self, GST_PROGRESS_TYPE_COMPLETE, "Zero123++ model loaded", 100);
   } catch (const z123::Error& e) {
+    post_load_progress(self, GST_PROGRESS_TYPE_ERROR, std::string("Loading the Zero123++ model failed: ") + e.what(),
+                       100);
     switch (e.kind()) {
     case z123::ErrorKind::Io:
     case z123::ErrorKind::Format:
@@ -151,6 +169,8 @@ bool start(GstZero123pp* self) {
     }
     return false;
   } catch (const std::exception& e) {
+    post_load_progress(self, GST_PROGRESS_TYPE_ERROR, std::string("Loading the Zero123++ model failed: ") + e.what(),
+                       100);
     GST_ELEMENT_ERROR(self, LIBRARY, INIT, ("Cannot start the engine: %s", e.what()), (nullptr));
     return false;
   }

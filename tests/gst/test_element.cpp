@@ -152,6 +152,64 @@ TEST(GstErrors, UnknownDeviceFailsTheStateChangeWithAnError) {
   EXPECT_NE(text.find("Vulkan device"), std::string::npos) << text;
 }
 
+// Progress messages (code "load") while the model opens: START, one CONTINUE per stage with a
+// rising percent, then COMPLETE; a failed open ends with an ERROR one.
+namespace {
+struct LoadProgressSeen {
+  std::vector<GstProgressType> types;
+  std::vector<int> percents;
+  std::string last_text;
+};
+LoadProgressSeen load_progress(GstBus* bus) {
+  LoadProgressSeen seen;
+  for (GstMessage* m : test::pop_messages(bus, GST_MESSAGE_PROGRESS)) {
+    GstProgressType type;
+    gchar *code = nullptr, *text = nullptr;
+    gst_message_parse_progress(m, &type, &code, &text);
+    EXPECT_STREQ(code, "load");
+    int percent = -1;
+    EXPECT_TRUE(gst_structure_get_int(gst_message_get_structure(m), "percent", &percent));
+    seen.types.push_back(type);
+    seen.percents.push_back(percent);
+    seen.last_text = text ? text : "";
+    g_free(code);
+    g_free(text);
+    gst_message_unref(m);
+  }
+  return seen;
+}
+} // namespace
+
+TEST(GstProgress, LoadingTheModelPostsProgressMessages) {
+  GstElement* e = make_element();
+  set_fast_properties(e);
+  GstBus* bus = gst_bus_new();
+  gst_element_set_bus(e, bus);
+  ASSERT_NE(gst_element_set_state(e, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+  LoadProgressSeen seen = load_progress(bus);
+  ASSERT_GE(seen.types.size(), 4u);
+  EXPECT_EQ(seen.types.front(), GST_PROGRESS_TYPE_START);
+  EXPECT_EQ(seen.types.back(), GST_PROGRESS_TYPE_COMPLETE);
+  for (size_t i = 1; i + 1 < seen.types.size(); ++i) {
+    EXPECT_EQ(seen.types[i], GST_PROGRESS_TYPE_CONTINUE);
+    EXPECT_GE(seen.percents[i], seen.percents[i - 1]);
+  }
+  EXPECT_EQ(seen.percents.back(), 100);
+  EXPECT_EQ(gst_element_set_state(e, GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
+
+  g_object_set(e, "model", (temp_dir() / "no-such-model").c_str(), nullptr);
+  EXPECT_EQ(gst_element_set_state(e, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+  seen = load_progress(bus);
+  ASSERT_FALSE(seen.types.empty());
+  EXPECT_EQ(seen.types.back(), GST_PROGRESS_TYPE_ERROR);
+  EXPECT_NE(seen.last_text.find("no-such-model"), std::string::npos) << seen.last_text;
+  auto errors = test::pop_messages(bus, GST_MESSAGE_ERROR);
+  test::unref_messages(errors);
+  EXPECT_EQ(gst_element_set_state(e, GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
+  gst_object_unref(bus);
+  gst_object_unref(e);
+}
+
 // appsrc (not live) -> zero123pp -> appsink: both frames come out, nothing dropped.
 TEST(GstNonLive, EveryFrameWithTheEnginesPixelsTimestampsProgressAndPoses) {
   test::init_gstreamer();
