@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "z123/error.hpp"
@@ -26,17 +27,20 @@ namespace z123 {
 struct LoadReport {
   double device_ms = 0;                        // Vulkan instance, device, kernel paths
   double folder_ms = 0;                        // configs, safetensors headers, tensor checks
-  double text_ms = 0;                          // CLIP text encoder: weights and its one run (the embedding of "")
-  double weights_ms = 0;                       // CLIP vision, VAE and UNet weights
-  double read_ms = 0;                          //   of text + weights: bringing the files into memory (all cores)
+  double record_ms = 0;                        // allocating the networks' tensors, recording the programs: this starts
+                                               // compiling their pipelines on worker threads, which overlaps the rest
+  double weights_ms = 0;                       // text, vision, VAE and UNet weights: read, convert, upload
+  double read_ms = 0;                          //   bringing the files into memory (all cores)
   double convert_ms = 0;                       //   converting to the device precision into staging (all cores)
-  double upload_wait_ms = 0;                   // waiting for the GPU's copies
+  double upload_wait_ms = 0;                   //   waiting for the GPU's copies
   uint64_t staged_bytes = 0, direct_bytes = 0; // through staging / straight into mapped memory
-  double prepare_ms = 0;                       // recording the programs and compiling the pipelines they use
+  double text_ms = 0;                          // running the text encoder (the embedding of "")
+  double pipelines_wait_ms = 0;                // waiting for pipeline compilations still running
   double pipelines_cpu_ms = 0;                 //   pipeline compilation, summed over the threads that did it
   uint32_t pipelines = 0;                      //   pipelines created
   uint32_t pipeline_cache_hits = 0;            // of those, found in the pipeline cache (0: the driver cannot tell)
-  double save_ms = 0;                          // writing the pipeline cache
+  std::vector<std::pair<std::string, double>> slowest_pipelines; // the longest compilations (ms)
+  double save_ms = 0;                                            // writing the pipeline cache
   double total_ms = 0;
 };
 

@@ -7,9 +7,9 @@ namespace z123::nets {
 
 using namespace z123::kernels;
 
-ClipTextEncoder::ClipTextEncoder(Kernels& kernels, const ModelFolder& folder, DType storage)
+ClipTextEncoder::ClipTextEncoder(Kernels& kernels, const ModelFolder& folder, DType storage, WeightUploads* deferred)
     : k_(kernels), config_(folder.configs().text_encoder),
-      weights_(kernels.device(), folder, ModelModule::TextEncoder, storage) {
+      weights_(kernels.device(), folder, ModelModule::TextEncoder, storage, vk::MemoryUsage::DeviceLocal, deferred) {
   require_exact_gelu("text_encoder/config.json", config_.hidden_act);
 }
 
@@ -21,6 +21,14 @@ std::vector<int32_t> ClipTextEncoder::empty_prompt_ids() const {
 }
 
 Tensor ClipTextEncoder::encode(const std::vector<int32_t>& ids) {
+  Workspace ws(k_.device(), "clip-text");
+  vk::Recording rec(k_.device());
+  Tensor out = record_encode(rec, ws, ids);
+  k_.device().run(rec);
+  return out;
+}
+
+Tensor ClipTextEncoder::record_encode(vk::Recording& rec, Workspace& ws, const std::vector<int32_t>& ids) {
   const int64_t N = config_.max_position_embeddings, C = config_.hidden_size;
   if (static_cast<int64_t>(ids.size()) != N)
     throw invalid_argument("text encoder input has " + std::to_string(ids.size()) + " ids, expected " +
@@ -29,8 +37,6 @@ Tensor ClipTextEncoder::encode(const std::vector<int32_t>& ids) {
   const DType dt = weights_.storage();
   const Tensor& table = weights_.at("text_model.embeddings.token_embedding.weight");
   const Tensor& pos = weights_.at("text_model.embeddings.position_embedding.weight");
-  Workspace ws(dev, "clip-text");
-  vk::Recording rec(dev);
   // Token lookup as buffer copies: 77 rows, run once per model, no gather kernel needed.
   Tensor tok = ws.acquire(dt, {1, N, C}, "tokens");
   const uint64_t row = static_cast<uint64_t>(C) * dtype_size(dt);
@@ -53,7 +59,6 @@ Tensor ClipTextEncoder::encode(const std::vector<int32_t>& ids) {
   Tensor out = make_tensor(dev, dt, {1, N, C}, "text embedding");
   layer_norm(k_, rec, h, weights_.at("text_model.final_layer_norm.weight"),
              weights_.at("text_model.final_layer_norm.bias"), out, static_cast<float>(config_.layer_norm_eps));
-  dev.run(rec);
   return out;
 }
 

@@ -165,8 +165,9 @@ struct UNet::Pass {
 };
 
 // ---------------------------------------------------------------------------------------------
-UNet::UNet(Kernels& kernels, const ModelFolder& folder, DType storage)
-    : k_(kernels), config_(folder.configs().unet), weights_(kernels.device(), folder, ModelModule::Unet, storage) {}
+UNet::UNet(Kernels& kernels, const ModelFolder& folder, DType storage, WeightUploads* deferred)
+    : k_(kernels), config_(folder.configs().unet),
+      weights_(kernels.device(), folder, ModelModule::Unet, storage, vk::MemoryUsage::DeviceLocal, deferred) {}
 
 std::vector<float> UNet::timestep_frequencies(float t) const {
   const int dim = config_.block_out_channels[0];

@@ -21,8 +21,9 @@ void advance(Workspace& ws, Tensor& x, Tensor y) {
 
 } // namespace
 
-Vae::Vae(Kernels& kernels, const ModelFolder& folder, DType storage)
-    : k_(kernels), config_(folder.configs().vae), weights_(kernels.device(), folder, ModelModule::Vae, storage) {}
+Vae::Vae(Kernels& kernels, const ModelFolder& folder, DType storage, WeightUploads* deferred)
+    : k_(kernels), config_(folder.configs().vae),
+      weights_(kernels.device(), folder, ModelModule::Vae, storage, vk::MemoryUsage::DeviceLocal, deferred) {}
 
 void Vae::record_encode(vk::Recording& rec, Workspace& ws, const Tensor& image, const Tensor& moments) {
   NetContext c{k_, rec, ws, weights_};

@@ -27,18 +27,35 @@ std::string problems(const TensorCheckReport& r, const std::string& file) {
 
 } // namespace
 
+void WeightUploads::add(const SafetensorsFile& file, std::vector<vk::UploadJob> jobs) {
+  files_.push_back(&file);
+  for (auto& j : jobs) jobs_.push_back(std::move(j));
+}
+
+void WeightUploads::run(vk::Device& device) {
+  if (jobs_.empty()) return;
+  auto t_read = std::chrono::steady_clock::now();
+  for (const SafetensorsFile* f : files_) f->prefetch();
+  vk::TransferStats& ts = device.transfer_stats();
+  ts.read_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_read).count();
+  vk::StreamingUploader uploader(device);
+  uploader.run(jobs_);
+  const vk::UploadStats& us = uploader.stats();
+  ts.staged_bytes += us.staged_bytes;
+  ts.direct_bytes += us.direct_bytes;
+  ts.produce_ms += us.produce_ms;
+  ts.wait_ms += us.wait_ms;
+  jobs_.clear();
+  files_.clear();
+}
+
 Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule module, DType storage,
-                 vk::MemoryUsage usage)
+                 vk::MemoryUsage usage, WeightUploads* deferred)
     : module_(module), storage_(storage) {
   const SafetensorsFile& file = folder.weights(module);
   std::vector<ExpectedTensor> expected = expected_tensors(module, folder.configs());
   TensorCheckReport report = check_tensors(module, expected, file);
   if (!report.ok()) throw model_error(problems(report, file.source()));
-
-  auto t_read = std::chrono::steady_clock::now();
-  file.prefetch();
-  device.transfer_stats().read_ms +=
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_read).count();
 
   std::vector<vk::UploadJob> jobs;
   jobs.reserve(expected.size());
@@ -74,14 +91,13 @@ Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule modu
     tensors_.emplace(e.name, std::move(t));
   }
   // The tensors' buffers are shared_ptr-owned: moving the Tensor into the map kept job.dst valid.
-  vk::StreamingUploader uploader(device);
-  uploader.run(jobs);
-  const vk::UploadStats& us = uploader.stats();
-  vk::TransferStats& ts = device.transfer_stats();
-  ts.staged_bytes += us.staged_bytes;
-  ts.direct_bytes += us.direct_bytes;
-  ts.produce_ms += us.produce_ms;
-  ts.wait_ms += us.wait_ms;
+  if (deferred) {
+    deferred->add(file, std::move(jobs));
+  } else {
+    WeightUploads now;
+    now.add(file, std::move(jobs));
+    now.run(device);
+  }
 }
 
 const Tensor* Weights::find(const std::string& name) const {

@@ -118,6 +118,12 @@ struct Engine::Impl {
     step_program(height / f, width / f, S / f, S / f, 2);
     decode_program(height / f, width / f);
   }
+  // Closes the recordings (their first submission would otherwise): waits for their pipelines.
+  void finish_programs() {
+    for (vk::Recording* r : {step ? step->rec.get() : nullptr, condition ? condition->rec.get() : nullptr,
+                             decode ? decode->rec.get() : nullptr})
+      if (r) r->finish();
+  }
   // Drops every recorded program and the scratch pool (a new output size: the old recordings
   // reference pooled buffers, so none can be freed while any of them lives).
   void reset_programs() {
@@ -134,14 +140,14 @@ std::unique_ptr<Engine> Engine::open(const std::filesystem::path& model_dir, con
   auto impl = std::make_unique<Impl>();
   LoadReport& report = impl->load;
   const bool prepare = options.prepare_width > 0 || options.prepare_height > 0;
-  const int stages = prepare ? 7 : 6;
+  constexpr int kStages = 6;
   int stage = 0;
   auto t = Clock::now();
   // Starts the next stage: reports it, and returns the time since the previous one began.
   auto next_stage = [&](const char* name) {
     double ms = ms_since(t);
     t = Clock::now();
-    if (options.on_progress && name) options.on_progress({name, ++stage, stages});
+    if (options.on_progress && name) options.on_progress({name, ++stage, kStages});
     return ms;
   };
   next_stage("Vulkan device");
@@ -163,6 +169,7 @@ std::unique_ptr<Engine> Engine::open(const std::filesystem::path& model_dir, con
   } else {
     throw invalid_argument("precision must be auto, f16 or f32, not '" + options.precision + "'");
   }
+  vk::Device& device = *impl->device;
 
   report.device_ms = next_stage("model folder");
   ModelFolder folder = ModelFolder::open(model_dir);
@@ -170,32 +177,42 @@ std::unique_ptr<Engine> Engine::open(const std::filesystem::path& model_dir, con
   if (!check.consistency_problems.empty())
     throw model_error(model_dir.string() + ": " + check.consistency_problems.front());
   impl->configs = folder.configs();
-  report.folder_ms = next_stage("text encoder");
-  {
-    // The text encoder only ever sees "": run it once, keep E, free its weights.
-    nets::ClipTextEncoder text(*impl->k, folder, impl->dtype);
-    impl->text_embedding = download(*impl->device, text.encode(text.empty_prompt_ids()));
-  }
-  report.text_ms = next_stage("vision encoder weights");
+
+  // Every network's tensors first (uploads deferred), then every recording: that starts the
+  // compilation of all pipelines on worker threads, which then overlaps reading and uploading
+  // the weights (on a first run the driver compiles for many seconds).
+  report.folder_ms = next_stage("kernels");
+  nets::WeightUploads uploads;
+  // The text encoder only ever sees "": it runs once here, and its weights go with it.
+  auto text = std::make_unique<nets::ClipTextEncoder>(*impl->k, folder, impl->dtype, &uploads);
   impl->vision = std::make_unique<nets::ClipVisionEncoder>(
       *impl->k, folder, impl->dtype,
-      options.vision_weights_in_host_memory ? vk::MemoryUsage::HostStreamed : vk::MemoryUsage::DeviceLocal);
-  report.weights_ms = next_stage("VAE weights");
-  impl->vae = std::make_unique<nets::Vae>(*impl->k, folder, impl->dtype);
-  report.weights_ms += next_stage("UNet weights");
-  impl->unet = std::make_unique<nets::UNet>(*impl->k, folder, impl->dtype);
+      options.vision_weights_in_host_memory ? vk::MemoryUsage::HostStreamed : vk::MemoryUsage::DeviceLocal, &uploads);
+  impl->vae = std::make_unique<nets::Vae>(*impl->k, folder, impl->dtype, &uploads);
+  impl->unet = std::make_unique<nets::UNet>(*impl->k, folder, impl->dtype, &uploads);
   impl->weight_bytes = impl->vision->weight_bytes() + impl->vae->weight_bytes() + impl->unet->weight_bytes();
-  impl->scratch = std::make_unique<Workspace>(*impl->device, "scratch");
-  report.weights_ms += next_stage(prepare ? "kernels" : nullptr);
-  if (prepare) {
-    impl->prepare(options.prepare_width, options.prepare_height);
-    report.prepare_ms = next_stage(nullptr);
-  }
-  vk::PipelineCache& pipes = impl->device->pipelines();
-  pipes.wait_all(); // the text encoder's are done; this only matters without prepare
+  impl->scratch = std::make_unique<Workspace>(device, "scratch");
+  auto text_ws = std::make_unique<Workspace>(device, "clip-text");
+  vk::Recording text_rec(device);
+  Tensor text_out = text->record_encode(text_rec, *text_ws, text->empty_prompt_ids());
+  if (prepare) impl->prepare(options.prepare_width, options.prepare_height);
+  report.record_ms = next_stage("weights");
+
+  uploads.run(device);
+  report.weights_ms = next_stage("text encoder");
+  device.run(text_rec);
+  impl->text_embedding = download(device, text_out);
+  text_ws.reset();
+  text.reset();
+  report.text_ms = next_stage("compiling kernels");
+
+  if (prepare) impl->finish_programs();
+  vk::PipelineCache& pipes = device.pipelines();
+  pipes.wait_all();
+  report.pipelines_wait_ms = next_stage(nullptr);
   pipes.save();
   report.save_ms = next_stage(nullptr);
-  const vk::TransferStats& ts = impl->device->transfer_stats();
+  const vk::TransferStats& ts = device.transfer_stats();
   report.read_ms = ts.read_ms;
   report.convert_ms = ts.produce_ms;
   report.upload_wait_ms = ts.wait_ms;
@@ -204,6 +221,7 @@ std::unique_ptr<Engine> Engine::open(const std::filesystem::path& model_dir, con
   report.pipelines = static_cast<uint32_t>(pipes.pipelines_created());
   report.pipeline_cache_hits = static_cast<uint32_t>(pipes.cache_hits());
   report.pipelines_cpu_ms = pipes.creation_ms();
+  report.slowest_pipelines = pipes.slowest(3);
   report.total_ms = ms_since(t_open);
   return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }
@@ -259,7 +277,6 @@ StepProgram& Engine::Impl::step_program(int64_t h, int64_t w, int64_t hr, int64_
   kernels::sampler_main_input(*k, rec, p->params, p->x, p->main_in, count);
   unet->record(rec, *scratch, p->main_in, p->t_freq, p->ctx, &p->v, nets::RefMode::Read, p->cache.get());
   kernels::sampler_step(*k, rec, p->params, p->x, p->v, p->anc_noise, count);
-  rec.finish();
   step = std::move(p);
   return *step;
 }
@@ -276,7 +293,6 @@ ConditionProgram& Engine::Impl::condition_program() {
   p->rec = std::make_unique<vk::Recording>(*device);
   vision->record(*p->rec, *scratch, p->clip_in, p->embeds);
   vae->record_encode(*p->rec, *scratch, p->vae_in, p->moments);
-  p->rec->finish();
   condition = std::move(p);
   return *condition;
 }
@@ -291,7 +307,6 @@ DecodeProgram& Engine::Impl::decode_program(int64_t h, int64_t w) {
   p->image = make_tensor(*device, dtype, {1, h * f, w * f, int64_t(configs.vae.out_channels)}, "decoded");
   p->rec = std::make_unique<vk::Recording>(*device);
   vae->record_decode(*p->rec, *scratch, p->latent, p->image);
-  p->rec->finish();
   decode = std::move(p);
   return *decode;
 }
@@ -435,23 +450,29 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
 }
 
 std::string format_load_report(const LoadReport& r) {
-  char buf[1536];
-  std::snprintf(buf, sizeof buf,
-                "open %.2f s:\n"
-                "  Vulkan device         %7.0f ms\n"
-                "  model folder checks   %7.0f ms\n"
-                "  text encoder + run    %7.0f ms\n"
-                "  vision/VAE/UNet       %7.0f ms\n"
-                "    reading files       %7.0f ms (all cores)\n"
-                "    converting          %7.0f ms (all cores; %.0f MiB staged, %.0f MiB written in place)\n"
-                "    waiting for copies  %7.0f ms\n"
-                "  programs + pipelines  %7.0f ms (%u pipelines, %u from the pipeline cache, %.0f ms of "
-                "compiling summed over threads)\n"
-                "  saving pipeline cache %7.0f ms\n",
-                r.total_ms / 1000.0, r.device_ms, r.folder_ms, r.text_ms, r.weights_ms, r.read_ms, r.convert_ms,
-                r.staged_bytes / 1048576.0, r.direct_bytes / 1048576.0, r.upload_wait_ms, r.prepare_ms, r.pipelines,
-                r.pipeline_cache_hits, r.pipelines_cpu_ms, r.save_ms);
-  return buf;
+  char buf[2048];
+  int n = std::snprintf(
+      buf, sizeof buf,
+      "open %.2f s:\n"
+      "  Vulkan device          %7.0f ms\n"
+      "  model folder checks    %7.0f ms\n"
+      "  recording programs     %7.0f ms (starts compiling %u pipelines in the background)\n"
+      "  weights                %7.0f ms (%.0f MiB staged, %.0f MiB written in place)\n"
+      "    reading files        %7.0f ms (all cores)\n"
+      "    converting           %7.0f ms (all cores)\n"
+      "    waiting for copies   %7.0f ms\n"
+      "  text encoder run       %7.0f ms\n"
+      "  waiting for pipelines  %7.0f ms (%u of %u from the pipeline cache; %.0f ms of compiling summed over threads)\n"
+      "  saving pipeline cache  %7.0f ms\n",
+      r.total_ms / 1000.0, r.device_ms, r.folder_ms, r.record_ms, r.pipelines, r.weights_ms, r.staged_bytes / 1048576.0,
+      r.direct_bytes / 1048576.0, r.read_ms, r.convert_ms, r.upload_wait_ms, r.text_ms, r.pipelines_wait_ms,
+      r.pipeline_cache_hits, r.pipelines, r.pipelines_cpu_ms, r.save_ms);
+  std::string out(buf, static_cast<size_t>(std::max(0, std::min<int>(n, sizeof buf - 1))));
+  for (const auto& [name, ms] : r.slowest_pipelines) {
+    std::snprintf(buf, sizeof buf, "    slowest pipeline %7.0f ms %s\n", ms, name.c_str());
+    out += buf;
+  }
+  return out;
 }
 
 std::array<ViewPose, 6> view_poses() {

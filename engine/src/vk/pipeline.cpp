@@ -1,5 +1,6 @@
 #include "z123/vk/pipeline.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -191,7 +192,9 @@ void PipelineCache::enqueue(Pipeline* p, KernelDesc desc, VkShaderModule module)
       // No thread to be had: with none at all, compile here and now.
       if (workers_.empty()) {
         Pending job{p, std::move(desc), module};
-        creation_ms_ += compile(job);
+        double ms = compile(job);
+        creation_ms_ += ms;
+        compile_ms_.emplace_back(pipeline_key(job.desc), ms);
         return;
       }
     }
@@ -199,6 +202,14 @@ void PipelineCache::enqueue(Pipeline* p, KernelDesc desc, VkShaderModule module)
   queue_.push_back({p, std::move(desc), module});
   in_flight_++;
   queue_cv_.notify_one();
+}
+
+std::vector<std::pair<std::string, double>> PipelineCache::slowest(size_t count) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto all = compile_ms_;
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (all.size() > count) all.resize(count);
+  return all;
 }
 
 void PipelineCache::wait_all() const {
@@ -259,6 +270,7 @@ void PipelineCache::worker() {
     double ms = compile(job);
     lock.lock();
     creation_ms_ += ms;
+    compile_ms_.emplace_back(pipeline_key(job.desc), ms);
     if (--in_flight_ == 0) idle_cv_.notify_all();
   }
 }

@@ -34,9 +34,13 @@ void require_exact_gelu(const std::string& config_file, ClipActivation act);
 
 class ClipTextEncoder {
 public:
-  ClipTextEncoder(kernels::Kernels& kernels, const ModelFolder& folder, DType storage);
+  // deferred: see Weights (the weights must be uploaded before the encoder runs).
+  ClipTextEncoder(kernels::Kernels& kernels, const ModelFolder& folder, DType storage,
+                  WeightUploads* deferred = nullptr);
   // Runs the encoder on one sequence of max_position_embeddings ids; returns [1, N, hidden].
   Tensor encode(const std::vector<int32_t>& ids);
+  // The same, recorded into `rec` (scratch from `ws`) to run later.
+  Tensor record_encode(vk::Recording& rec, Workspace& ws, const std::vector<int32_t>& ids);
   // The ids Zero123++ uses for the empty prompt: BOS, EOS, then pad id 0 (spec §5.1).
   std::vector<int32_t> empty_prompt_ids() const;
   const ClipTextConfig& config() const { return config_; }
@@ -53,7 +57,7 @@ public:
   // weights_usage: vk::MemoryUsage::HostStreamed keeps the 1.2 GiB of v1.2 weights in host
   // memory on discrete GPUs (the encoder runs once per image).
   ClipVisionEncoder(kernels::Kernels& kernels, const ModelFolder& folder, DType storage,
-                    vk::MemoryUsage weights_usage = vk::MemoryUsage::DeviceLocal);
+                    vk::MemoryUsage weights_usage = vk::MemoryUsage::DeviceLocal, WeightUploads* deferred = nullptr);
   // pixels: NHWC [B, image_size, image_size, 3] (normalized); image_embeds: [B, projection_dim].
   void record(vk::Recording& rec, Workspace& ws, const Tensor& pixels, const Tensor& image_embeds);
   const ClipVisionConfig& config() const { return config_; }

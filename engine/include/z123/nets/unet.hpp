@@ -39,7 +39,8 @@ private:
 
 class UNet {
 public:
-  UNet(kernels::Kernels& kernels, const ModelFolder& folder, DType storage);
+  // deferred: see Weights.
+  UNet(kernels::Kernels& kernels, const ModelFolder& folder, DType storage, WeightUploads* deferred = nullptr);
 
   // sample: [B, h, w, in_channels]; t_freq: [B, block_out_channels[0]] sinusoidal embedding of the
   // timestep (timestep_frequencies()); ctx: [B, 77, cross_attention_dim]; out: [B, h, w, out_ch].

@@ -12,7 +12,8 @@ namespace z123::nets {
 
 class Vae {
 public:
-  Vae(kernels::Kernels& kernels, const ModelFolder& folder, DType storage);
+  // deferred: see Weights.
+  Vae(kernels::Kernels& kernels, const ModelFolder& folder, DType storage, WeightUploads* deferred = nullptr);
 
   // image: [B, H, W, in_channels] → moments: [B, H/f, W/f, 2·latent_channels], f = 2^(levels-1).
   void record_encode(vk::Recording& rec, Workspace& ws, const Tensor& image, const Tensor& moments);

@@ -3,23 +3,46 @@
 // mis-shaped tensors are one Model error listing them), then converts every tensor to the
 // storage dtype (the v1.2 UNet is fp32 on disk and fp16 on the device) and uploads it in
 // batches. Convolution weights are reordered to the kernels' [out, kh, kw, in] layout.
+//
+// The upload can be deferred into a WeightUploads shared by several networks: Engine::open
+// allocates every network's tensors first, records its programs (which starts compiling their
+// pipelines on worker threads), and only then reads and uploads all weights in one go, so the
+// driver's compiling and the weights' reading overlap.
 #pragma once
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "z123/kernels/kernels.hpp"
 #include "z123/model/model_folder.hpp"
 #include "z123/tensor.hpp"
+#include "z123/vk/uploader.hpp"
 
 namespace z123::nets {
+
+// Uploads collected from several Weights, run together.
+class WeightUploads {
+public:
+  void add(const SafetensorsFile& file, std::vector<vk::UploadJob> jobs);
+  // Brings the files into memory and uploads every job (all cores, one staging ring); the
+  // tensors must still exist. Runs once; later calls do nothing.
+  void run(vk::Device& device);
+  bool pending() const { return !jobs_.empty(); }
+
+private:
+  std::vector<const SafetensorsFile*> files_;
+  std::vector<vk::UploadJob> jobs_;
+};
 
 class Weights {
 public:
   // usage: where the tensors live (vk::MemoryUsage::HostStreamed keeps them in host memory on
   // discrete GPUs).
+  // deferred: collect the uploads there instead of uploading before returning (the tensors
+  // exist, with undefined contents, until deferred->run()).
   Weights(vk::Device& device, const ModelFolder& folder, ModelModule module, DType storage,
-          vk::MemoryUsage usage = vk::MemoryUsage::DeviceLocal);
+          vk::MemoryUsage usage = vk::MemoryUsage::DeviceLocal, WeightUploads* deferred = nullptr);
 
   // The tensor with this canonical name (spec §13 spelling). Networks name their blocks after
   // these keys, so a lookup failure is a programming error reported with the module name.

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace z123::vk {
@@ -70,6 +71,8 @@ public:
   // device cannot tell).
   size_t cache_hits() const { return cache_hits_.load(); }
   void wait_all() const; // until every requested pipeline is compiled (or failed)
+  // The `count` longest compilations: (variant with its specialization constants, ms).
+  std::vector<std::pair<std::string, double>> slowest(size_t count) const;
 
 private:
   VkDevice device_;
@@ -92,6 +95,7 @@ private:
     VkShaderModule module;
   };
   double compile(Pending& job); // creates the VkPipeline, marks it done; returns milliseconds
+  std::vector<std::pair<std::string, double>> compile_ms_; // per pipeline, under mutex_
   std::deque<Pending> queue_;
   std::vector<std::thread> workers_;
   mutable std::condition_variable queue_cv_, idle_cv_;
