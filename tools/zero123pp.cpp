@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -68,6 +69,10 @@ EXIT STATUS
 )";
 
 std::atomic<bool> g_cancel{false};
+const auto g_start = std::chrono::steady_clock::now();
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
 void on_signal(int) { g_cancel.store(true); }
 
 struct Args {
@@ -307,8 +312,10 @@ int run(Args& a) {
     }
     try {
       GenerateResult r = engine->generate(images[i], a.gen);
+      auto t_write = std::chrono::steady_clock::now();
       write_output(target, r.image);
       if (!a.views_dir.empty()) write_views(a.views_dir, name, r.image);
+      if (a.verbose) std::fprintf(stderr, "zero123pp: wrote %s in %.0f ms\n", target.c_str(), ms_since(t_write));
       if (!a.quiet)
         std::fprintf(stderr,
                      "zero123pp: %s -> %s in %.2f s (preprocess %.0f ms, condition %.0f ms, %d steps %.0f ms, "
@@ -324,6 +331,11 @@ int run(Args& a) {
       return input_problem ? kBadInput : kEngineFailure;
     }
   }
+  auto t_close = std::chrono::steady_clock::now();
+  engine.reset();
+  if (a.verbose)
+    std::fprintf(stderr, "zero123pp: closed the engine in %.0f ms; %.2f s since the program started\n",
+                 ms_since(t_close), ms_since(g_start) / 1000.0);
   return kOk;
 }
 
