@@ -22,9 +22,9 @@ model=${Z123_MODEL_DIR:-models/zero123plus-v1.2}
 if [ -f "$model/model_index.json" ]; then
   what="640x960, six 320x320 views, 28 steps"
 else
+  echo "== No real weights at $model (scripts/download-weights.sh fetches them; Z123_MODEL_DIR points elsewhere):"
   model="tests/data/golden/tiny-model"
   what="640x960, six 320x320 views, 1 step"
-  echo "== No real weights at \${Z123_MODEL_DIR:-models/zero123plus-v1.2} (scripts/download-weights.sh fetches them):"
   echo "   using the bundled TINY TEST MODEL (random weights: the views are noise; one step, for a quick"
   echo "   check of the whole pipeline at the real output size) at $model"
   # The pipeline scripts default to view-size 64 for the tiny model; the main job keeps the
