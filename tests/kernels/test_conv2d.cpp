@@ -90,6 +90,9 @@ TEST_P(Conv2d, OneByOneShortcutWithResidual) {
 TEST_P(Conv2d, ClipPatchEmbedCin3) {
   check({2, 28, 28, 3, 32, 14, 14}, kernels::conv_pad(0, 14), false, false, Epilogue::None);
 }
+TEST_P(Conv2d, Width64TilesCout192) {
+  check({2, 9, 15, 64, 192, 3, 3}, kernels::conv_pad(1), true, true, Epilogue::None);
+}
 TEST_P(Conv2d, Cin3Cout4Silu) { check({1, 11, 11, 3, 4, 3, 3}, kernels::conv_pad(1), true, false, Epilogue::Silu); }
 TEST_P(Conv2d, ConvOutCout3) { check({1, 6, 9, 16, 3, 3, 3}, kernels::conv_pad(1), true, false, Epilogue::None); }
 TEST_P(Conv2d, ResnetConv2ResidualGelu) {

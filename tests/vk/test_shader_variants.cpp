@@ -34,7 +34,8 @@ TEST(ShaderVariants, ThePreferredPathsHaveVariants) {
 TEST(ShaderVariants, EmbeddedVariantsAreDeclared) {
   for (const vk::EmbeddedShader* s = vk::kEmbeddedShaders; s->name; ++s) {
     bool found = false;
-    for (const vk::DeclaredShader* d = vk::kDeclaredShaders; d->name && !found; ++d) found = std::string(d->name) == s->name;
+    for (const vk::DeclaredShader* d = vk::kDeclaredShaders; d->name && !found; ++d)
+      found = std::string(d->name) == s->name;
     EXPECT_TRUE(found) << s->name;
   }
 }

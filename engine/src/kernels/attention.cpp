@@ -131,6 +131,8 @@ void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, AttnOpera
             u32(v.stride),  u32(v.offset),  u32(k2.stride),         u32(k2.offset),
             u32(v2.stride), u32(v2.offset), p.causal ? 1u : 0u,     static_cast<float>(scale * kLog2e)};
 
+  const std::string shape = std::to_string(batch) + "x" + std::to_string(p.heads) + "x" + std::to_string(q.n) + "x" +
+                            std::to_string(k.n + (second ? k2.n : 0)) + "x" + std::to_string(p.head_dim);
   if (coopmat2) {
     // Z123_ATTN_CM2_ROWS=128 takes the 128-row variant (benchmarks compare the two).
     const char* rows = std::getenv("Z123_ATTN_CM2_ROWS");
@@ -141,7 +143,7 @@ void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, AttnOpera
     rec.dispatch(pipe,
                  {vk::in(q.t->buf()), vk::in(k.t->buf()), vk::in(v.t->buf()), vk::in(k2.t->buf()), vk::in(v2.t->buf()),
                   vk::out(out.buf())},
-                 &push, sizeof push, div_up(q.n, br128 ? 128 : 64), u32(p.heads), u32(batch));
+                 &push, sizeof push, div_up(q.n, br128 ? 128 : 64), u32(p.heads), u32(batch), shape);
     return;
   }
 
@@ -158,7 +160,7 @@ void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, AttnOpera
   rec.dispatch(pipe,
                {vk::in(q.t->buf()), vk::in(k.t->buf()), vk::in(v.t->buf()), vk::in(k2.t->buf()), vk::in(v2.t->buf()),
                 vk::out(out.buf())},
-               &push, sizeof push, div_up(q.n, per_group), u32(p.heads), u32(batch));
+               &push, sizeof push, div_up(q.n, per_group), u32(p.heads), u32(batch), shape);
 }
 
 } // namespace z123::kernels

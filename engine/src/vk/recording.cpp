@@ -104,12 +104,12 @@ void Recording::track(const Buffer* buffer, bool written) {
 }
 
 void Recording::dispatch(const Pipeline& pipeline, std::initializer_list<Binding> bindings, const void* push,
-                         uint32_t push_bytes, uint32_t gx, uint32_t gy, uint32_t gz) {
-  dispatch(pipeline, std::vector<Binding>(bindings), push, push_bytes, gx, gy, gz);
+                         uint32_t push_bytes, uint32_t gx, uint32_t gy, uint32_t gz, const std::string& detail) {
+  dispatch(pipeline, std::vector<Binding>(bindings), push, push_bytes, gx, gy, gz, detail);
 }
 
 void Recording::dispatch(const Pipeline& pipeline, const std::vector<Binding>& bindings, const void* push,
-                         uint32_t push_bytes, uint32_t gx, uint32_t gy, uint32_t gz) {
+                         uint32_t push_bytes, uint32_t gx, uint32_t gy, uint32_t gz, const std::string& detail) {
   if (finished_) throw internal_error("dispatch of '" + pipeline.name + "' into a finished recording");
   if (bindings.size() != pipeline.num_buffers)
     throw internal_error("kernel '" + pipeline.name + "' takes " + std::to_string(pipeline.num_buffers) +
@@ -155,8 +155,9 @@ void Recording::dispatch(const Pipeline& pipeline, const std::vector<Binding>& b
   });
   for (const Binding& b : bindings) track(b.buffer, b.written);
   dispatches_++;
-  if (profile_queries_)
-    profile_mark(pipeline.name + " [" + std::to_string(gx) + "x" + std::to_string(gy) + "x" + std::to_string(gz) + "]");
+  dispatch_labels_.push_back(pipeline.name + " [" + std::to_string(gx) + "x" + std::to_string(gy) + "x" +
+                             std::to_string(gz) + "]" + (detail.empty() ? "" : " " + detail));
+  if (profile_queries_) profile_mark(dispatch_labels_.back());
 }
 
 void Recording::profile_mark(const std::string& label) {

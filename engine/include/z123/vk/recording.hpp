@@ -40,10 +40,13 @@ public:
   Recording(const Recording&) = delete;
   Recording& operator=(const Recording&) = delete;
 
+  // detail: the problem's shape ("19200x320x2880"), appended to the dispatch's label in the
+  // profile, so that kernels sharing a variant and grid are told apart.
   void dispatch(const Pipeline& pipeline, std::initializer_list<Binding> bindings, const void* push,
-                uint32_t push_bytes, uint32_t groups_x, uint32_t groups_y = 1, uint32_t groups_z = 1);
+                uint32_t push_bytes, uint32_t groups_x, uint32_t groups_y = 1, uint32_t groups_z = 1,
+                const std::string& detail = {});
   void dispatch(const Pipeline& pipeline, const std::vector<Binding>& bindings, const void* push, uint32_t push_bytes,
-                uint32_t groups_x, uint32_t groups_y = 1, uint32_t groups_z = 1);
+                uint32_t groups_x, uint32_t groups_y = 1, uint32_t groups_z = 1, const std::string& detail = {});
   void copy(const Buffer& src, const Buffer& dst, VkDeviceSize bytes, VkDeviceSize src_offset = 0,
             VkDeviceSize dst_offset = 0);
   void fill(const Buffer& dst, uint32_t value, VkDeviceSize offset = 0, VkDeviceSize bytes = VK_WHOLE_SIZE);
@@ -55,6 +58,9 @@ public:
   void finish();
   bool finished() const { return finished_; }
   size_t dispatch_count() const { return dispatches_; }
+  // The label of every dispatch so far, as the profile (Z123_PROFILE) names it:
+  // "variant [gx x gy x gz] detail". The kernel benchmark matches its rows to the profile's.
+  const std::vector<std::string>& dispatch_labels() const { return dispatch_labels_; }
 
   // After the submission completed: (label, milliseconds since the previous timestamp).
   std::vector<std::pair<std::string, double>> timings() const;
@@ -84,6 +90,7 @@ private:
   std::vector<std::function<void(VkCommandBuffer)>> pending_; // written at finish()
   bool finished_ = false;
   size_t dispatches_ = 0;
+  std::vector<std::string> dispatch_labels_;
   VkQueryPool profile_queries_ = VK_NULL_HANDLE;
   std::vector<std::string> profile_labels_; // interval i ends at query i + 1
 };
