@@ -13,7 +13,9 @@
 // --profile PROFILE.txt: the Z123_PROFILE table of an engine run on the same device (stderr of
 // zero123pp-bench-e2e with Z123_PROFILE=1). Rows whose dispatches appear there by the same label
 // (variant, grid and problem shape) are compared: the check passes when every such median is
-// within 15% of the profile's mean, and the program then exits 0 (3 otherwise).
+// within 15% of the profile's mean, and the program then exits 0 (3 otherwise). Rows under 50 us
+// in the profile are shown but not judged: a few microseconds of barrier and launch cost that
+// differ between the two contexts are more than 15% of them.
 //
 // Why this way (bench/NOTES.md, session 3): the previous version timed 5 copies of a kernel on
 // the same buffers in one short submission after one warm-up, with the GPU idle between
@@ -82,6 +84,9 @@ struct Timer {
     return st;
   }
 };
+
+// Rows whose engine time is shorter than this are compared but not judged (see row()).
+constexpr double kShortUs = 50.0;
 
 // Copies of an operand set that together exceed a GPU's L2 cache (50 MiB on an H100).
 int copies_for(double bytes_per_copy) {
@@ -185,9 +190,13 @@ int main(int argc, char** argv) {
       if (all) {
         double ratio = ms * 1000.0 / prof_us;
         bool ok = ratio > 0.85 && ratio < 1.15;
-        compared++;
-        agreed += ok;
-        std::snprintf(prof, sizeof prof, " %.1f | %.2f%s ", prof_us, ratio, ok ? "" : " MISMATCH");
+        // Under kShortUs a few microseconds of per-dispatch cost (the barrier before it, the
+        // launch) that differ between contexts exceed 15%: shown, not judged.
+        bool judged = prof_us >= kShortUs;
+        compared += judged;
+        agreed += judged && ok;
+        std::snprintf(prof, sizeof prof, " %.1f | %.2f%s ", prof_us, ratio,
+                      !judged ? " (short)" : ok ? "" : " MISMATCH");
       }
       char buf[768];
       std::snprintf(buf, sizeof buf, "| %s | %s | %.3f (%.3f-%.3f) | %.1f%s |%s|%s|\n", kind.c_str(), name.c_str(), ms,
@@ -209,44 +218,62 @@ int main(int argc, char** argv) {
       row("copy", "vkCmdCopyBuffer " + std::to_string(chunk >> 20) + " MiB", st, 2.0 * chunk, false);
       if (ceil.contains("copy_gbps")) std::printf("PyTorch device copy: %.0f GB/s\n", ceil["copy_gbps"].get<double>());
     }
-    // Linear layers: y[M,N] = x[M,K] w[N,K]^T at the UNet's shapes (main pass, batch 2).
+    // Linear layers: y[M,N] = x[M,K] w[N,K]^T at the UNet's shapes (main pass, batch 2), with the
+    // epilogue the engine gives each (bias; residual for the projections back into the stream).
     struct Mm {
       const char* name;
       int64_t m, n, kk;
+      bool bias, res;
     };
-    for (Mm s : {Mm{"L0 proj 19200x320x320", 19200, 320, 320}, Mm{"L0 ff1 19200x2560x320", 19200, 2560, 320},
-                 Mm{"L0 ff2 19200x320x1280", 19200, 320, 1280}, Mm{"L0 kv 27392x320x320", 27392, 320, 320},
-                 Mm{"L1 ff1 4800x5120x640", 4800, 5120, 640}, Mm{"L1 ff2 4800x640x2560", 4800, 640, 2560},
-                 Mm{"L2 ff1 1200x10240x1280", 1200, 10240, 1280}, Mm{"L2 ff2 1200x1280x5120", 1200, 1280, 5120}}) {
+    for (Mm s : {Mm{"L0 proj 19200x320x320", 19200, 320, 320, true, true},
+                 Mm{"L0 ff1 19200x2560x320", 19200, 2560, 320, true, false},
+                 Mm{"L0 ff2 19200x320x1280", 19200, 320, 1280, true, true},
+                 Mm{"L0 kv 27392x320x320", 27392, 320, 320, false, false},
+                 Mm{"L1 ff1 4800x5120x640", 4800, 5120, 640, true, false},
+                 Mm{"L1 ff2 4800x640x2560", 4800, 640, 2560, true, true},
+                 Mm{"L2 ff1 1200x10240x1280", 1200, 10240, 1280, true, false},
+                 Mm{"L2 ff2 1200x1280x5120", 1200, 1280, 5120, true, true}}) {
       const int n_copies = copies_for(2.0 * (s.m * s.kk + s.n * s.kk));
       std::vector<Tensor> xs, ws;
       for (int c = 0; c < n_copies; ++c) {
         xs.push_back(random_tensor(dev, dt, {s.m, s.kk}, "x", 1.0f));
         ws.push_back(random_tensor(dev, dt, {s.n, s.kk}, "w", 0.05f));
       }
+      Tensor bias = random_tensor(dev, dt, {s.n}, "bias", 0.1f), res = random_tensor(dev, dt, {s.m, s.n}, "res", 1.0f);
       Tensor y = make_tensor(dev, dt, {s.m, s.n}, "y");
-      Stats st = timer.run([&](vk::Recording& r, int c) { linear(k, r, xs[c], ws[c], nullptr, y); }, n_copies);
+      Stats st = timer.run(
+          [&](vk::Recording& r, int c) {
+            linear(k, r, xs[c], ws[c], s.bias ? &bias : nullptr, y, Epilogue::None, s.res ? &res : nullptr);
+          },
+          n_copies);
       row("matmul", s.name, st, 2.0 * s.m * s.n * s.kk, true);
     }
-    // Convolutions as implicit GEMM (3x3, pad 1) at the UNet's and the VAE decoder's shapes.
+    // Convolutions as implicit GEMM (3x3, pad 1) at the UNet's and the VAE decoder's shapes, with
+    // the resnets' epilogues (conv1: bias; conv2: bias and the shortcut as residual).
     struct Cv {
       const char* name;
       int64_t b, h, w, cin, cout;
+      bool res;
     };
-    for (Cv s :
-         {Cv{"conv L0 3x3 19200x320x2880", 2, 120, 80, 320, 320},
-          Cv{"conv L0 3x3 19200x320x5760", 2, 120, 80, 640, 320}, Cv{"conv L1 3x3 4800x640x5760", 2, 60, 40, 640, 640},
-          Cv{"conv L2 3x3 1200x1280x11520", 2, 30, 20, 1280, 1280},
-          Cv{"vae conv 614400x128x1152", 1, 960, 640, 128, 128}}) {
+    for (Cv s : {Cv{"conv L0 3x3 19200x320x2880", 2, 120, 80, 320, 320, true},
+                 Cv{"conv L0 3x3 19200x320x5760", 2, 120, 80, 640, 320, false},
+                 Cv{"conv L1 3x3 4800x640x5760", 2, 60, 40, 640, 640, true},
+                 Cv{"conv L2 3x3 1200x1280x11520", 2, 30, 20, 1280, 1280, true},
+                 Cv{"vae conv 614400x128x1152", 1, 960, 640, 128, 128, false}}) {
       const int n_copies = copies_for(2.0 * (s.b * s.h * s.w * s.cin + 9 * s.cin * s.cout));
       std::vector<Tensor> xs, ws;
       for (int c = 0; c < n_copies; ++c) {
         xs.push_back(random_tensor(dev, dt, {s.b, s.h, s.w, s.cin}, "x", 1.0f));
         ws.push_back(random_tensor(dev, dt, {s.cout, 3, 3, s.cin}, "w", 0.02f));
       }
+      Tensor bias = random_tensor(dev, dt, {s.cout}, "bias", 0.1f);
+      Tensor res = random_tensor(dev, dt, {s.b, s.h, s.w, s.cout}, "res", 1.0f);
       Tensor y = make_tensor(dev, dt, {s.b, s.h, s.w, s.cout}, "y");
-      Stats st =
-          timer.run([&](vk::Recording& r, int c) { conv2d(k, r, xs[c], ws[c], nullptr, y, conv_pad(1)); }, n_copies);
+      Stats st = timer.run(
+          [&](vk::Recording& r, int c) {
+            conv2d(k, r, xs[c], ws[c], &bias, y, conv_pad(1), Epilogue::None, s.res ? &res : nullptr);
+          },
+          n_copies);
       row("matmul", s.name, st, 2.0 * s.b * s.h * s.w * s.cout * s.cin * 9, true);
     }
     // Attention (reference attention: the extra keys come from a second source).
@@ -292,8 +319,9 @@ int main(int argc, char** argv) {
     int status = 0;
     if (!profile.empty()) {
       char buf[256];
-      std::snprintf(buf, sizeof buf, "\nprofile check: %d rows also in the engine's profile, %d within 15%%: %s\n",
-                    compared, agreed, compared > 0 && agreed == compared ? "PASS" : "FAIL");
+      std::snprintf(buf, sizeof buf,
+                    "\nprofile check: %d rows of %.0f us or more also in the engine's profile, %d within 15%%: %s\n",
+                    compared, kShortUs, agreed, compared > 0 && agreed == compared ? "PASS" : "FAIL");
       md << buf;
       std::printf("%s", buf);
       status = compared > 0 && agreed == compared ? 0 : 3;

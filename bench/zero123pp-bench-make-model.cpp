@@ -54,9 +54,8 @@ void write_weights(const fs::path& path, const std::vector<ExpectedTensor>& tens
     for (int64_t d : t.shape) shape += (shape.empty() ? "" : ",") + std::to_string(d);
     begin.push_back(offset);
     const uint64_t end = offset + t.numel() * es;
-    header += (offset == 0 ? "\"" : ",\"") + t.name + "\":{\"dtype\":\"" + (f32 ? "F32" : "F16") +
-              "\",\"shape\":[" + shape + "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(end) +
-              "]}";
+    header += (offset == 0 ? "\"" : ",\"") + t.name + "\":{\"dtype\":\"" + (f32 ? "F32" : "F16") + "\",\"shape\":[" +
+              shape + "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(end) + "]}";
     offset = end;
   }
   header += "}";

@@ -28,12 +28,6 @@ foreach(kind "" "_conv")
   # N <= 16 (conv_out to RGB, latent convs): 128 x 16 tiles, one 16 x 16 fragment per subgroup.
   z123_shader(NAME gemm${kind}_nv_narrow_f16 SOURCE gemm_coopmat_nv.comp
               DEFINES DTYPE_F16 ${conv_def} BN=16 WARPS_M=8 WARPS_N=1 REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
-  # N a multiple of 64 but not of 128 (the UNet's level 0: N = 320): 128 x 64 tiles on 2 x 2
-  # subgroups of the same 64 x 32 blocks, so the last column tile is not half padding.
-  z123_shader(NAME gemm${kind}_nv_n64_f16 SOURCE gemm_coopmat_nv.comp
-              DEFINES DTYPE_F16 ${conv_def} BN=64 WARPS_N=2 REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
-  z123_shader(NAME gemm${kind}_khr_n64_f16 SOURCE gemm_coopmat_nv.comp
-              DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BN=64 WARPS_N=2 REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3)
   # The same two tilings on KHR cooperative matrix (glslc with GL_KHR_cooperative_matrix only).
   z123_shader(NAME gemm${kind}_khr_f16 SOURCE gemm_coopmat_nv.comp DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def}
               REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3)

@@ -81,7 +81,7 @@ TEST_P(Linear, GeluWide) { check({2, 21}, 40, 130, true, false, Epilogue::Gelu);
 TEST_P(Linear, N7) { check({45}, 33, 7, true, true, Epilogue::None); }
 TEST_P(Linear, SiluResidualN4) { check({19}, 20, 4, true, true, Epilogue::Silu); }
 // Several coopmat tiles in M and N, K a multiple of 8 but not of the 32-deep K step.
-// N a multiple of 64, not of 128: the cooperative-matrix paths take 64-wide tiles.
+// N a multiple of 64, not of 128 (the UNet's level 0): the last 128-wide column tile is half used.
 TEST_P(Linear, Width64TilesN320) { check({2, 150}, 96, 320, true, true, Epilogue::Gelu); }
 TEST_P(Linear, MultiTile) { check({300}, 136, 260, true, true, Epilogue::None); }
 // Time-embedding shape: few rows, K % 8 == 0.

@@ -130,7 +130,11 @@ bool write_all(png_structp png, png_infop info, const Image& image) {
                                                : PNG_COLOR_TYPE_RGB_ALPHA;
   png_set_IHDR(png, info, static_cast<png_uint_32>(image.width), static_cast<png_uint_32>(image.height), 8, color_type,
                PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-  png_set_compression_level(png, 6);
+  // Speed over the last few percent of size: the CLI and the element write a 640x960 frame per
+  // image, and zlib level 6 with all five filters took ~0.5 s of a 2.5 s image on an H100 host
+  // (level 1 with the three cheap filters: about half the time, ~5% larger files).
+  png_set_compression_level(png, 1);
+  png_set_filter(png, 0, PNG_FILTER_NONE | PNG_FILTER_SUB | PNG_FILTER_UP);
   png_write_info(png, info);
   for (int y = 0; y < image.height; ++y) png_write_row(png, image.row(y));
   png_write_end(png, nullptr);

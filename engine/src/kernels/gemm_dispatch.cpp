@@ -23,7 +23,7 @@ constexpr uint32_t kNarrowBlock = 4;
 // Cooperative-matrix kernel: 128 x 128 tiles per workgroup of 8 subgroups of 32; for N <= 16
 // the narrow variant's 128 x 16 tiles (128-wide ones would be over 90% padding: the 960x640
 // conv_out 128->3 took 12 ms on an H200 with them).
-constexpr uint32_t kCoopTileM = 128, kCoopTileN = 128, kCoopHalfTileN = 64, kCoopNarrowN = 16;
+constexpr uint32_t kCoopTileM = 128, kCoopTileN = 128, kCoopNarrowN = 16;
 constexpr uint64_t kCoopWideMinGroups = 1024; // see the KHR conv tile choice in record_gemm
 // NV cooperative matrix 2 kernel (gemm_coopmat2.comp): 128 x 128 tiles, or 128 x 256 where that
 // still gives enough workgroups to fill the GPU (an H200 has 132 SMs: two waves at least).
@@ -67,7 +67,7 @@ struct CoopTile {
   uint32_t m, n;
 };
 
-// Z123_GEMM_TILE=t128x256|t256x128|k32s2|w4x2|n64|default picks one of the KHR tilings of
+// Z123_GEMM_TILE=t128x256|t256x128|k32s2|w4x2|default picks one of the KHR tilings of
 // shaders/variants/gemm.cmake instead of the automatic choice (for measuring them on a GPU).
 CoopTile khr_tile_override(const CoopTile& fallback) {
   const char* want = std::getenv("Z123_GEMM_TILE");
@@ -76,9 +76,8 @@ CoopTile khr_tile_override(const CoopTile& fallback) {
   if (w == "t128x256") return {"_t128x256", 128, 256};
   if (w == "t256x128") return {"_t256x128", 256, 128};
   if (w == "k32s2" || w == "w4x2") return {"_" + w, 128, 128};
-  if (w == "n64") return {"_n64", 128, 64};
   if (w == "default") return {"", 128, 128};
-  throw invalid_argument("Z123_GEMM_TILE=" + w + ": expected t128x256, t256x128, k32s2, w4x2, n64 or default");
+  throw invalid_argument("Z123_GEMM_TILE=" + w + ": expected t128x256, t256x128, k32s2, w4x2 or default");
 }
 
 } // namespace
@@ -140,7 +139,10 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
                                     vk::in(p.residual ? p.residual->buf() : x.buf()), vk::out(y.buf())};
   std::string base = p.conv ? "gemm_conv" : "gemm";
   uint32_t gy = 0, gz = 0;
-  const std::string shape = std::to_string(push.M) + "x" + std::to_string(push.N) + "x" + std::to_string(push.K);
+  // The profile label's detail: the problem and its epilogue ("19200x320x1280+bias+res").
+  const std::string shape = std::to_string(push.M) + "x" + std::to_string(push.N) + "x" + std::to_string(push.K) +
+                            (p.bias ? "+bias" : "") + (p.residual ? "+res" : "") +
+                            (p.act == Epilogue::Gelu ? "+gelu" : p.act == Epilogue::Silu ? "+silu" : "");
 
   if (gemm_uses_coopmat2(kernels, x.dtype, push.N)) {
     // Z123_GEMM_CM2_TILE_N=128|256 pins the tile width (benchmarks compare the two).
@@ -163,10 +165,10 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     const std::string api = khr ? "_khr" : "_nv";
     bool narrow = push.N <= kCoopNarrowN;
     CoopTile tile = narrow ? CoopTile{"_narrow", kCoopTileM, kCoopNarrowN} : CoopTile{"", kCoopTileM, kCoopTileN};
-    // N a multiple of 64 but not of 128 (level 0 of the UNet, N = 320): 64-wide tiles, so the
-    // last column of tiles is not half padding (with 128-wide ones 17% of the work was).
-    if (!narrow && push.N % kCoopTileN != 0 && push.N % kCoopHalfTileN == 0)
-      tile = {"_n64", kCoopTileM, kCoopHalfTileN};
+    // 128 x 64 tiles where N is a multiple of 64 but not of 128 (N = 320 at the UNet's level 0,
+    // where the last 128-wide column tile is half padding) were measured slower on an H100 (77
+    // vs 70 ms per step, bench/NOTES.md session 3): A, the expensive implicit-im2col operand, is
+    // then gathered 5 times instead of 3, and a 4-subgroup workgroup hides less latency.
     // Large convolutions (the VAE decoder's upper levels: 1,000+ workgroups even with 128 x 256
     // tiles) take 128 x 256 tiles on KHR. Measured on an H200 (bench/NOTES.md): 614,400x128x1,152
     // 2.83 vs 4.86 ms in two runs. The UNet's convs (150-300 workgroups) and linear layers
