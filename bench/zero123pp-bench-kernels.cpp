@@ -196,7 +196,9 @@ int main(int argc, char** argv) {
         compared += judged;
         agreed += judged && ok;
         std::snprintf(prof, sizeof prof, " %.1f | %.2f%s ", prof_us, ratio,
-                      !judged ? " (short)" : ok ? "" : " MISMATCH");
+                      !judged ? " (short)"
+                      : ok    ? ""
+                              : " MISMATCH");
       }
       char buf[768];
       std::snprintf(buf, sizeof buf, "| %s | %s | %.3f (%.3f-%.3f) | %.1f%s |%s|%s|\n", kind.c_str(), name.c_str(), ms,

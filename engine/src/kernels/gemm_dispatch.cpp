@@ -142,7 +142,9 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   // The profile label's detail: the problem and its epilogue ("19200x320x1280+bias+res").
   const std::string shape = std::to_string(push.M) + "x" + std::to_string(push.N) + "x" + std::to_string(push.K) +
                             (p.bias ? "+bias" : "") + (p.residual ? "+res" : "") +
-                            (p.act == Epilogue::Gelu ? "+gelu" : p.act == Epilogue::Silu ? "+silu" : "");
+                            (p.act == Epilogue::Gelu   ? "+gelu"
+                             : p.act == Epilogue::Silu ? "+silu"
+                                                       : "");
 
   if (gemm_uses_coopmat2(kernels, x.dtype, push.N)) {
     // Z123_GEMM_CM2_TILE_N=128|256 pins the tile width (benchmarks compare the two).
