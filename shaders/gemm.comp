@@ -3,7 +3,7 @@
 // loads (no shared memory: on lavapipe, the CPU device CI runs on, register tiling without
 // shared memory was the fastest; 8 x 8 blocks beat 4 x 4, 8 x 4 and 16 x 4 there by 1.5-2.5x).
 // On an H200 it reaches ~11 TFLOP/s in fp32 and ~20 in fp16 storage on the UNet's shapes.
-// Defines: DTYPE_F16 (fp16 storage, fp32 math), CONV (implicit-im2col A loader, see
+// Defines: DTYPE_F16 (fp16 storage, fp32 math), OUT_F32 (fp32 y whatever the storage), CONV (implicit-im2col A loader, see
 // common/gemm_io.glsl), TM/TN (block size; the "narrow" variants use 4 x 4 for N <= 4).
 // Spec constants: 0/1 workgroup size along N/M, 2 VEC4 (4-wide loads along K: needs
 // K % 4 == 0, or Cin % 4 == 0 for CONV). Loops over the block are [[unroll]]ed so the
@@ -95,6 +95,6 @@ void main() {
     [[unroll]] for (int j = 0; j < TN; ++j) vals[i * TN + j] = acc[i][j];
   [[dont_unroll]] for (uint e = 0; e < TM * TN; ++e) {
     uint m = m0 + e / TN, n = n0 + e % TN;
-    if (m < pc.M && n < pc.N) y[m * pc.N + n] = STORE(gemm_epilogue(vals[e], m, n));
+    if (m < pc.M && n < pc.N) y[m * pc.N + n] = STORE_Y(gemm_epilogue(vals[e], m, n));
   }
 }

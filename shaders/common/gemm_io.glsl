@@ -14,7 +14,15 @@ layout(std430, binding = 0) readonly buffer XBuf { STORE_T x[]; };
 layout(std430, binding = 1) readonly buffer WBuf { STORE_T w[]; };
 layout(std430, binding = 2) readonly buffer BiasBuf { STORE_T bias[]; };
 layout(std430, binding = 3) readonly buffer ResBuf { STORE_T residual[]; };
+// OUT_F32 (portable kernel only): y is fp32 whatever the storage type of the inputs (raw scores
+// of the wide-head attention, kernels::matmul_f32).
+#ifdef OUT_F32
+layout(std430, binding = 4) writeonly buffer YBuf { float y[]; };
+#define STORE_Y(v) (v)
+#else
 layout(std430, binding = 4) writeonly buffer YBuf { STORE_T y[]; };
+#define STORE_Y(v) STORE(v)
+#endif
 
 layout(push_constant) uniform GemmPush {
   uint M, N, K;

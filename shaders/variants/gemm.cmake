@@ -14,6 +14,9 @@ foreach(dt f32 f16)
   z123_shader(NAME gemm_narrow_${dt} SOURCE gemm.comp DEFINES TM=4 TN=4 ${dt_def})
   z123_shader(NAME gemm_conv_narrow_${dt} SOURCE gemm.comp DEFINES CONV TM=4 TN=4 ${dt_def})
 endforeach()
+# fp16 inputs, fp32 output (kernels::matmul_f32 on the portable path; the cooperative-matrix
+# kernels write fp32 through their split-K partial-sum output instead).
+z123_shader(NAME gemm_out32_f16 SOURCE gemm.comp DEFINES DTYPE_F16 OUT_F32)
 # Split-K GEMMs (cooperative-matrix kernels, few output tiles): sums the partial sums and applies
 # the epilogue.
 z123_shader(NAME gemm_splitk_reduce_f16 SOURCE gemm_splitk_reduce.comp DEFINES DTYPE_F16)

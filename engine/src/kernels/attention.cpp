@@ -1,6 +1,7 @@
 // kernels::attention(): argument checks, path choice and the dispatch of shaders/attention.comp.
 #include "z123/kernels/attention.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -161,6 +162,31 @@ void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, AttnOpera
                {vk::in(q.t->buf()), vk::in(k.t->buf()), vk::in(v.t->buf()), vk::in(k2.t->buf()), vk::in(v2.t->buf()),
                 vk::out(out.buf())},
                &push, sizeof push, div_up(q.n, per_group), u32(p.heads), u32(batch), shape);
+}
+
+void softmax_rows(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& y, float scale) {
+  constexpr const char* kOp = "softmax_rows";
+  if (x.dtype != DType::F32) throw invalid_argument(std::string(kOp) + ": x " + x.describe() + " must be F32");
+  if (x.shape.empty() || x.dim(-1) == 0)
+    throw invalid_argument(std::string(kOp) + ": x " + x.describe() + " needs a non-empty last dim");
+  expect_shape(kOp, "y", y, x.shape);
+  if (!(scale > 0.0f) || !std::isfinite(scale))
+    throw invalid_argument(std::string(kOp) + ": scale must be a positive finite number");
+  if (x.buffer == y.buffer) throw invalid_argument(std::string(kOp) + ": y " + y.describe() + " aliases x");
+  const int64_t n = x.dim(-1), rows = x.numel() / n;
+  if (x.numel() > std::numeric_limits<uint32_t>::max())
+    throw unsupported(std::string(kOp) + ": " + x.describe() + " needs element indices beyond 32 bits");
+  struct Push {
+    uint32_t rows, n;
+    float scale_log2e;
+    uint32_t rows_per_y;
+  };
+  constexpr int64_t kMaxGroups = 65535;
+  const uint32_t gx = static_cast<uint32_t>(std::min(rows, kMaxGroups));
+  Push push{static_cast<uint32_t>(rows), static_cast<uint32_t>(n), static_cast<float>(scale * kLog2e), gx};
+  const vk::Pipeline& pipe = kernels.pipeline(variant("softmax_rows", y.dtype), 2, sizeof push);
+  rec.dispatch(pipe, {vk::in(x.buf()), vk::out(y.buf())}, &push, sizeof push, gx, div_up(rows, gx), 1,
+               std::to_string(rows) + "x" + std::to_string(n));
 }
 
 } // namespace z123::kernels

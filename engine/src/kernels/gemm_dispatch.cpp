@@ -117,7 +117,7 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   const Tensor& w = *p.w;
   const Tensor& y = *p.y;
   expect_same_dtype(op, x, w);
-  expect_same_dtype(op, x, y);
+  if (!p.raw_f32) expect_same_dtype(op, x, y);
   if (p.bias) expect_same_dtype(op, x, *p.bias);
   if (p.residual) expect_same_dtype(op, x, *p.residual);
   for (const Tensor* in : {&x, &w, p.bias, p.residual})
@@ -145,6 +145,25 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
                             (p.act == Epilogue::Gelu   ? "+gelu"
                              : p.act == Epilogue::Silu ? "+silu"
                                                        : "");
+
+  if (p.raw_f32) {
+    if (gemm_uses_coopmat(kernels, x.dtype)) {
+      // The cooperative-matrix kernel's split-K mode with one K range writes the raw fp32 sums.
+      const std::string api = kernels.matmul_path() == Path::KhrCoopMat ? "_khr" : "_nv";
+      const bool narrow = push.N <= kCoopNarrowN;
+      const uint32_t tn = narrow ? kCoopNarrowN : kCoopTileN;
+      const uint32_t row_tiles = div_up(push.M, kCoopTileM);
+      if (row_tiles > g_max_groups) throw unsupported(std::string(op) + ": " + x.describe() + " has too many rows");
+      push.k_chunk = round_up(push.K, kSplitKAlign);
+      push.m_groups_y = row_tiles;
+      const vk::Pipeline& pipe =
+          kernels.pipeline(variant(base + api + (narrow ? "_narrow" : ""), x.dtype), 5, sizeof push,
+                           {run % 8 == 0 ? 1u : 0u}, coopmat_subgroup_size(kernels.device()));
+      rec.dispatch(pipe, bindings, &push, sizeof push, div_up(push.N, tn), row_tiles, 1, shape + "+f32");
+      return;
+    }
+    if (x.dtype == DType::F16) base += "_out32"; // fp32 y from fp16 inputs (f32 inputs: plain)
+  }
 
   if (gemm_uses_coopmat2(kernels, x.dtype, push.N)) {
     // Z123_GEMM_CM2_TILE_N=128|256 pins the tile width (benchmarks compare the two).
@@ -210,7 +229,7 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   // (conv_out to RGB, latent and quant convs) get one column of 64 invocations instead, with
   // 4 x 4 blocks when N <= 4, so most of each workgroup is not padding. Few shapes on purpose:
   // each is a pipeline that lavapipe compiles for about 0.3 s in every cold CI run.
-  bool narrow = push.N <= kNarrowBlock;
+  bool narrow = push.N <= kNarrowBlock && !(p.raw_f32 && x.dtype == DType::F16); // no narrow fp32-output variant
   uint32_t rows = narrow ? kNarrowBlock : kPortableRows, cols = narrow ? kNarrowBlock : kPortableCols;
   uint32_t wg_n = push.N <= cols ? 1 : 8;
   uint32_t wg_m = kPortableInvocations / wg_n;

@@ -31,7 +31,8 @@ struct GemmProblem {
   const Tensor* y = nullptr;
   Epilogue act = Epilogue::None;
   bool conv = false;
-  GemmPush geometry; // M, N, K and (conv) the geometry fields; flags/m_groups_y are filled in
+  bool raw_f32 = false; // y is F32 and gets the raw sums (matmul_f32): no epilogue
+  GemmPush geometry;    // M, N, K and (conv) the geometry fields; flags/m_groups_y are filled in
 };
 
 // Checks the output, bias and residual shapes against `out` (messages name `op`) and fills the

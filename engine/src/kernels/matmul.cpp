@@ -30,4 +30,18 @@ void linear(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor&
   detail::record_gemm(kernels, rec, "linear", p);
 }
 
+void matmul_f32(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& w, const Tensor& y) {
+  std::vector<int64_t> out = linear_output_shape(x, w);
+  if (y.dtype != DType::F32) throw invalid_argument("matmul_f32: y " + y.describe() + " must be F32");
+  // Shape checks as linear()'s, against an F32 y; the dtype checks in record_gemm know raw_f32.
+  detail::GemmProblem p = detail::make_gemm_problem("matmul_f32", x, w, nullptr, y, Epilogue::None, nullptr, out);
+  p.raw_f32 = true;
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < x.shape.size(); ++i) rows *= x.shape[i];
+  p.geometry.M = static_cast<uint32_t>(rows);
+  p.geometry.N = static_cast<uint32_t>(w.dim(0));
+  p.geometry.K = static_cast<uint32_t>(w.dim(1));
+  detail::record_gemm(kernels, rec, "matmul_f32", p);
+}
+
 } // namespace z123::kernels

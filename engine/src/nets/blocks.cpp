@@ -1,5 +1,8 @@
 #include "z123/nets/blocks.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include "z123/error.hpp"
 #include "z123/kernels/attention.hpp"
 #include "z123/kernels/conv2d.hpp"
@@ -53,6 +56,72 @@ Tensor resnet_block(NetContext& c, const std::string& prefix, const Tensor& x, i
   return out;
 }
 
+namespace {
+
+// Rows [row0, row0 + rows) of a [*, C] tensor as a tensor of its own (a copy: tensors have no
+// offsets).
+Tensor rows_of(vk::Recording& rec, Workspace& ws, const Tensor& t, int64_t row0, int64_t rows,
+               const std::string& what) {
+  const int64_t C = t.dim(-1);
+  Tensor out = ws.acquire(t.dtype, {rows, C}, what);
+  const uint64_t row_bytes = static_cast<uint64_t>(C) * dtype_size(t.dtype);
+  rec.copy(t.buf(), out.buf(), static_cast<uint64_t>(rows) * row_bytes, static_cast<uint64_t>(row0) * row_bytes, 0);
+  return out;
+}
+
+} // namespace
+
+void single_head_attention_by_gemm(kernels::Kernels& kern, vk::Recording& rec, Workspace& ws, const Tensor& q,
+                                   const Tensor& k, const Tensor& v, const Tensor& out, uint64_t score_chunk_bytes) {
+  const char* op = "single_head_attention_by_gemm";
+  if (q.shape.size() != 3) throw invalid_argument(std::string(op) + ": q " + q.describe() + " must be [B, N, C]");
+  for (const Tensor* t : {&k, &v, &out})
+    if (t->shape != q.shape || t->dtype != q.dtype)
+      throw invalid_argument(std::string(op) + ": " + t->describe() + " must match q " + q.describe());
+  const int64_t B = q.dim(0), N = q.dim(1), C = q.dim(2);
+  struct Ctx {
+    kernels::Kernels& k;
+    vk::Recording& rec;
+    Workspace& ws;
+  } c{kern, rec, ws};
+  const DType dt = q.dtype;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(C));
+  const int64_t chunk = std::clamp<int64_t>(static_cast<int64_t>(score_chunk_bytes / (4 * uint64_t(N))), 1, N);
+  const uint64_t row_bytes = static_cast<uint64_t>(C) * dtype_size(dt);
+  for (int64_t b = 0; b < B; ++b) {
+    // This batch's keys [N, C], and its values transposed to [C, N] (the weight operand of P·V).
+    Tensor kb = B == 1 ? k : rows_of(rec, ws, k, b * N, N, "attn keys");
+    kb.shape = {N, C};
+    Tensor vb = B == 1 ? v : rows_of(rec, ws, v, b * N, N, "attn values");
+    Tensor vb_nhwc = vb;
+    vb_nhwc.shape = {1, N, 1, C};
+    Tensor vt = c.ws.acquire(dt, {1, C, N, 1}, "attn values^T");
+    nhwc_to_nchw(c.k, c.rec, vb_nhwc, vt);
+    vt.shape = {C, N};
+    for (int64_t r0 = 0; r0 < N; r0 += chunk) {
+      const int64_t rows = std::min(chunk, N - r0);
+      Tensor qc = rows_of(rec, ws, q, b * N + r0, rows, "attn query chunk");
+      Tensor scores = c.ws.acquire(DType::F32, {rows, N}, "attn scores");
+      matmul_f32(c.k, c.rec, qc, kb, scores);
+      c.ws.release(qc);
+      Tensor probs = c.ws.acquire(dt, {rows, N}, "attn probabilities");
+      softmax_rows(c.k, c.rec, scores, probs, scale);
+      c.ws.release(scores);
+      Tensor oc = c.ws.acquire(dt, {rows, C}, "attn output chunk");
+      linear(c.k, c.rec, probs, vt, nullptr, oc);
+      c.ws.release(probs);
+      c.rec.copy(oc.buf(), out.buf(), static_cast<uint64_t>(rows) * row_bytes, 0,
+                 static_cast<uint64_t>(b * N + r0) * row_bytes);
+      c.ws.release(oc);
+    }
+    c.ws.release(vt);
+    if (B != 1) {
+      c.ws.release(kb);
+      c.ws.release(vb);
+    }
+  }
+}
+
 Tensor vae_attention(NetContext& c, const std::string& prefix, const Tensor& x, int groups, float eps) {
   const std::string p = prefix + ".";
   const int64_t B = x.dim(0), C = x.dim(-1), N = x.numel() / (B * C);
@@ -67,7 +136,7 @@ Tensor vae_attention(NetContext& c, const std::string& prefix, const Tensor& x, 
   linear(c.k, c.rec, n, c.w.at(p + "to_v.weight"), &c.w.at(p + "to_v.bias"), v);
   c.ws.release(n);
   Tensor a = c.ws.acquire(x.dtype, {B, N, C}, p + "attn");
-  attention(c.k, c.rec, {&q}, {&k}, {&v}, a, {1, C, 0.0f, false});
+  single_head_attention_by_gemm(c.k, c.rec, c.ws, q, k, v, a);
   c.ws.release(q);
   c.ws.release(k);
   c.ws.release(v);

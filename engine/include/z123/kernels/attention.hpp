@@ -58,4 +58,9 @@ bool attention_supports_head_dim(int64_t head_dim);
 // Head sizes the NV cooperative-matrix kernel has variants for (64).
 bool attention_coopmat_supports(int64_t head_dim);
 
+// y[r, :] = softmax(scale · x[r, :]) over the last dim, x F32 (raw scores, e.g. from
+// matmul_f32), y of x's shape in F32 or F16; fp32 arithmetic; scale > 0. One workgroup per row.
+// The softmax step of attention computed as two GEMMs (nets::vae_attention).
+void softmax_rows(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& y, float scale);
+
 } // namespace z123::kernels

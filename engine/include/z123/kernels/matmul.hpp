@@ -31,6 +31,12 @@ enum class Epilogue : uint32_t {
 void linear(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor& y,
             Epilogue act = Epilogue::None, const Tensor* residual = nullptr);
 
+// y = x · wᵀ with an fp32 y whatever x and w store (no bias, activation or residual): raw scores
+// for a softmax that needs them unrounded (the wide-head attention of nets::vae_attention).
+// x, w as for linear() (one dtype); y: [..., N] F32. Cooperative-matrix paths run their kernel in
+// its fp32 partial-sum mode with a single K range; the portable path has an fp32-output variant.
+void matmul_f32(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& w, const Tensor& y);
+
 // The output shape linear() expects for y: x's shape with the last dim replaced by w.dim(0).
 std::vector<int64_t> linear_output_shape(const Tensor& x, const Tensor& w);
 

@@ -25,6 +25,17 @@ struct NetContext {
 Tensor resnet_block(NetContext& c, const std::string& prefix, const Tensor& x, int64_t cout, int groups, float eps,
                     const Tensor* silu_emb = nullptr);
 
+// Single-head attention out = softmax(q·kᵀ / sqrt(C))·v for q, k, v, out [B, N, C], computed as
+// two GEMMs per chunk of queries (raw fp32 scores through kernels::matmul_f32, a row softmax into
+// the storage type, then P·V through linear() against vᵀ), all from c.ws. For the VAE's one
+// 512-wide head, which the flash kernels serve poorly (the portable one took 27 ms at 9,600
+// tokens on an H100: a 16x16 tensor-core tile per query row block cannot hold a 512-wide O): the
+// GEMMs run on the fast matrix kernels of every path. The fp32 score block of a chunk of queries
+// stays under score_chunk_bytes (tests make it small to cover several chunks).
+void single_head_attention_by_gemm(kernels::Kernels& k, vk::Recording& rec, Workspace& ws, const Tensor& q,
+                                   const Tensor& k_in, const Tensor& v, const Tensor& out,
+                                   uint64_t score_chunk_bytes = 16ull << 20);
+
 // The VAE's mid-block Attention (spec §8.1): single head over all H·W tokens, GroupNorm input,
 // q/k/v/out with biases, residual.
 Tensor vae_attention(NetContext& c, const std::string& prefix, const Tensor& x, int groups, float eps);
