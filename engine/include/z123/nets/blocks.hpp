@@ -34,7 +34,7 @@ Tensor resnet_block(NetContext& c, const std::string& prefix, const Tensor& x, i
 // stays under score_chunk_bytes (tests make it small to cover several chunks).
 void single_head_attention_by_gemm(kernels::Kernels& k, vk::Recording& rec, Workspace& ws, const Tensor& q,
                                    const Tensor& k_in, const Tensor& v, const Tensor& out,
-                                   uint64_t score_chunk_bytes = 16ull << 20);
+                                   uint64_t score_chunk_bytes = 32ull << 20);
 
 // The VAE's mid-block Attention (spec §8.1): single head over all H·W tokens, GroupNorm input,
 // q/k/v/out with biases, residual.

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The measurement runs of bench/NOTES.md session 3 on the GPU machine. Carry .gl, .gpu (binaries:
+# bench/gpu_open.sh's list plus zero123pp-bench-kernels and test_kernels), .ref (the official
+# pipeline: ../shared/gpu/README.md) and .gl-val (Debian 13's Vulkan validation layer and
+# libstdc++, for the kernel tests).
+#   bench/gpu_final.sh speed   # official pipeline plain and torch.compile'd, then ours: one run
+#   bench/gpu_final.sh check   # end-to-end parity (fp16, fp32), open cold/warm, kernel benchmark
+#                              # against the engine profile, kernel tests with validation
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/z123-out}; mkdir -p "$OUT"
+source .gl/vulkan-env.sh >/dev/null 2>&1
+[ -d .gpu/bin ] || tar xJf .gpu/bin.tar.xz -C .gpu
+B=.gpu/bin
+export LD_LIBRARY_PATH="$PWD/$B/lib" PYTHONUNBUFFERED=1 PYTHONPATH=.ref/src:.ref/diffusers-support:tests/reference:.ref
+export XDG_CACHE_HOME=/tmp/z123-cache __GL_SHADER_DISK_CACHE_PATH=/tmp/z123-nvcache
+stage() { echo "=== $1 ($(date +%T))"; }
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+IN=tests/data/golden/pipeline_input.png
+[ -f /tmp/v12/model_index.json ] || $B/zero123pp-bench-make-model /tmp/v12 tests/data/v1.2-configs > /dev/null
+case "${1:-}" in
+speed)
+  stage "official pipeline, fp16, 28 steps"
+  STEPS=28 REPS=3 timeout 150 python3 .ref/official_pipeline_example.py 2>/dev/null | tail -1 | tee "$OUT/official.json"
+  stage "official pipeline, fp16, 28 steps, torch.compile"
+  COMPILE=1 STEPS=28 REPS=3 timeout 330 python3 .ref/official_pipeline_example.py 2>/dev/null | tail -1 | tee "$OUT/official-compiled.json"
+  stage "ours, fp16, 28 steps"
+  timeout 120 $B/zero123pp-bench-e2e /tmp/v12 $IN --runs 4 2>&1 | tee "$OUT/ours.txt"
+  ;;
+check)
+  stage "random full-size v1.2 folder (PyTorch modules)"
+  timeout 200 python3 -c "
+import full_size_parity as f, pathlib
+f.make_model(pathlib.Path('/tmp/v12py'), 0)" 2>&1 | grep -E "wrote|params|Error" | tail -6
+  stage "official pipeline run with recorded noise (fp32, 28 steps, 640x960)"
+  timeout 200 python3 tests/reference/make_pipeline_golden.py /tmp/e2e --model /tmp/v12py --steps 28 \
+      --width 640 --height 960 --device cuda --no-cross-check > "$OUT/golden.log" 2>&1
+  tail -3 "$OUT/golden.log"
+  stage "ours: end-to-end parity, fp16 and fp32"
+  timeout 120 $B/zero123pp-bench-e2e /tmp/v12py /tmp/e2e/pipeline_input.png --golden /tmp/e2e/pipeline.safetensors \
+      --runs 1 2>&1 | tee "$OUT/parity-f16.txt"
+  timeout 120 $B/zero123pp-bench-e2e /tmp/v12py /tmp/e2e/pipeline_input.png --golden /tmp/e2e/pipeline.safetensors \
+      --runs 0 --precision f32 2>&1 | tee "$OUT/parity-f32.txt"
+  stage "profile and kernel benchmark"
+  Z123_PROFILE=1 timeout 120 $B/zero123pp-bench-e2e /tmp/v12 $IN --runs 1 > "$OUT/profile.txt" 2>&1
+  timeout 200 $B/zero123pp-bench-kernels --profile "$OUT/profile.txt" --markdown "$OUT/kernels.md" > "$OUT/kernels.txt" 2>&1
+  echo "bench-kernels rc=$?"; grep -v "dispatch:" "$OUT/kernels.txt" | tail -24
+  stage "kernel tests on the GPU with the Vulkan 1.4.309 validation layer"
+  mkdir -p /tmp/vl && for f in .gl-val/*.deb; do dpkg -x "$f" /tmp/vl; done
+  VK_ADD_LAYER_PATH=/tmp/vl/usr/share/vulkan/explicit_layer.d \
+    LD_LIBRARY_PATH="/tmp/vl/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH" Z123_TEST_DEVICE=NVIDIA \
+    timeout 230 $B/test_kernels > "$OUT/kernel-tests.txt" 2>&1
+  echo "test_kernels rc=$?"; grep -E "^\[  (PASSED|FAILED) |tests ran|FAILED  \]" "$OUT/kernel-tests.txt" | head -30
+  ;;
+*) echo "usage: bench/gpu_final.sh speed|check"; exit 2 ;;
+esac
