@@ -212,8 +212,11 @@ int main(int argc, char** argv) {
     }
   }
   if (args.size() != 1 || args[0].starts_with("-")) {
-    if (args.size() == 1) std::cerr << "zero123pp-inspect: unknown option '" << args[0] << "'\n";
-    usage(std::cerr);
+    if (args.size() == 1)
+      std::cerr << "zero123pp-inspect: unknown option '" << args[0] << "'\n";
+    else
+      std::cerr << "zero123pp-inspect: usage: zero123pp-inspect MODEL_DIR (one folder)\n";
+    std::cerr << "Try 'zero123pp-inspect --help'.\n";
     return 2;
   }
   try {

@@ -98,10 +98,12 @@ TEST_F(InspectToolTest, RealLayoutCounts) {
 TEST_F(InspectToolTest, Usage) {
   RunResult r = run_inspect("--help");
   EXPECT_EQ(r.status, 0);
-  EXPECT_OUTPUT_HAS(r, "usage: zero123pp-inspect [--help] MODEL_DIR");
+  EXPECT_OUTPUT_HAS(r, "SYNOPSIS\n    zero123pp-inspect MODEL_DIR");
+  EXPECT_OUTPUT_HAS(r, "EXIT STATUS");
   r = run_inspect("");
   EXPECT_EQ(r.status, 2);
-  EXPECT_OUTPUT_HAS(r, "usage:");
+  EXPECT_OUTPUT_HAS(r, "usage: zero123pp-inspect MODEL_DIR");
+  EXPECT_OUTPUT_HAS(r, "Try 'zero123pp-inspect --help'");
   r = run_inspect("a b");
   EXPECT_EQ(r.status, 2);
   r = run_inspect("--frobnicate");
