@@ -3,7 +3,8 @@
 # bench/gpu_open.sh's list plus zero123pp-bench-kernels and test_kernels), .ref (the official
 # pipeline: ../shared/gpu/README.md) and .gl-val (Debian 13's Vulkan validation layer and
 # libstdc++, for the kernel tests).
-#   bench/gpu_final.sh speed   # official pipeline plain and torch.compile'd, then ours: one run
+#   bench/gpu_final.sh speed   # official pipeline plain and torch.compile'd, then ours: one run;
+#                              # our profile and kernel benchmark; open cold / warm (gpu_open.sh)
 #   bench/gpu_final.sh check   # end-to-end parity (fp16, fp32), open cold/warm, kernel benchmark
 #                              # against the engine profile, kernel tests with validation
 set -uo pipefail
@@ -26,6 +27,13 @@ speed)
   COMPILE=1 STEPS=28 REPS=3 timeout 330 python3 .ref/official_pipeline_example.py 2>/dev/null | tail -1 | tee "$OUT/official-compiled.json"
   stage "ours, fp16, 28 steps"
   timeout 120 $B/zero123pp-bench-e2e /tmp/v12 $IN --runs 4 2>&1 | tee "$OUT/ours.txt"
+  stage "ours: profile and kernel benchmark"
+  Z123_PROFILE=1 timeout 120 $B/zero123pp-bench-e2e /tmp/v12 $IN --runs 1 > "$OUT/profile.txt" 2>&1
+  timeout 200 $B/zero123pp-bench-kernels --profile "$OUT/profile.txt" --markdown "$OUT/kernels.md" > "$OUT/kernels.txt" 2>&1
+  echo "bench-kernels rc=$?"; grep -E "vae|profile check" "$OUT/kernels.txt"
+  stage "ours: opening the model cold and warm, the CLI's wall time"
+  bash bench/gpu_open.sh final > "$OUT/open.txt" 2>&1
+  grep -E "^open|image|real|closed|wrote" "$OUT/open.txt"
   ;;
 check)
   stage "random full-size v1.2 folder (PyTorch modules)"
