@@ -48,16 +48,18 @@ OPTIONS
     --model DIR        model folder (diffusers layout of sudo-ai/zero123plus-v1.2);
                        default $Z123_MODEL_DIR, else models/zero123plus-v1.2
     --steps N          denoising steps, 1..200 (default 28; 75 for more detail)
-    --guidance G       classifier-free guidance scale (default 4.0; <= 1 disables it)
-    --seed S           random seed (default 0); the same seed gives the same image on every device
+    --guidance G       classifier-free guidance scale, 0..100 (default 4.0; <= 1 disables it)
+    --seed S           random seed, 0..2^64-1 (default 0); the same seed gives the same image on
+                       every device
     --sampler NAME     euler_a (default, as the official pipeline) or euler (deterministic)
     --spacing NAME     trailing (default, as the official examples), linspace or leading
     --device SEL       Vulkan device: index or name substring (default: the best one)
     --precision P      auto (default), f16 or f32
     --vision-in-vram   keep the CLIP vision weights (1.2 GiB) in GPU memory; by default a
                        discrete GPU reads them from host memory (~25 ms more per image)
-    --size WxH         output size (default 640x960; multiples of 64; the model was trained at
-                       640x960, other sizes are for quick tests)
+    --size WxH         output size (default 640x960; multiples of 64 up to 4096, the height also
+                       of 3 for the three rows of views, e.g. 128x192; the model was trained
+                       at 640x960, other sizes are for quick tests)
     --views-dir DIR    also write the six views as DIR/<name>_view<i>.png and DIR/<name>_views.json
                        (camera poses: azimuth, elevation, field of view in degrees)
     --quiet            no progress output
@@ -98,6 +100,8 @@ T parse_number(const std::string& opt, const std::string& v) {
       out = std::stof(v, &pos);
     else if constexpr (std::is_same_v<T, int>)
       out = std::stoi(v, &pos);
+    else if (!v.empty() && v[0] == '-') // stoull would wrap -1 to 2^64 - 1
+      throw std::invalid_argument(v);
     else
       out = static_cast<T>(std::stoull(v, &pos));
     if (pos != v.size()) throw std::invalid_argument(v);
@@ -142,9 +146,7 @@ Args parse_args(int argc, char** argv) {
       if (x == std::string::npos) usage_error("--size expects WxH, e.g. 640x960");
       a.gen.width = parse_number<int>(s, v.substr(0, x));
       a.gen.height = parse_number<int>(s, v.substr(x + 1));
-      if (a.gen.width < 64 || a.gen.height < 64 || a.gen.width % 64 || a.gen.height % 64 || a.gen.width > 4096 ||
-          a.gen.height > 4096)
-        usage_error("--size must be multiples of 64 between 64 and 4096, got " + v);
+      if (a.gen.width % 64 || a.gen.height % 64) usage_error("--size must be multiples of 64, got " + v);
     } else if (s == "--vision-in-vram")
       a.vision_in_vram = true;
     else if (s == "--quiet")
@@ -160,10 +162,12 @@ Args parse_args(int argc, char** argv) {
   }
   if (a.list) return a;
   if (a.positional.size() < 2) usage_error("need an INPUT and an OUTPUT");
-  if (a.gen.steps < 1 || a.gen.steps > 200) usage_error("--steps must be between 1 and 200");
-  if (a.gen.sampler != "euler_a" && a.gen.sampler != "euler") usage_error("--sampler must be euler_a or euler");
-  if (a.gen.spacing != "trailing" && a.gen.spacing != "linspace" && a.gen.spacing != "leading")
-    usage_error("--spacing must be trailing, linspace or leading");
+  // The engine's own checks, before anything is read or loaded.
+  try {
+    check_generate_options(a.gen);
+  } catch (const Error& e) {
+    usage_error(e.what());
+  }
   if (a.precision != "auto" && a.precision != "f16" && a.precision != "f32")
     usage_error("--precision must be auto, f16 or f32");
   return a;

@@ -75,9 +75,13 @@ TEST(CliUsage, UsageErrorsExit2WithAReason) {
   };
   for (Case c : {Case{"", "need an INPUT and an OUTPUT"}, Case{"a.png", "need an INPUT and an OUTPUT"},
                  Case{"--bogus a b", "unknown option --bogus"}, Case{"--steps 0 a b", "between 1 and 200"},
-                 Case{"--steps x a b", "expects a number"}, Case{"--sampler ddpm a b", "--sampler"},
-                 Case{"--spacing odd a b", "--spacing"}, Case{"--size 100x64 a b", "multiples of 64"},
-                 Case{"--precision f8 a b", "--precision"}, Case{"- - /tmp", "standard input can be read only once"}}) {
+                 Case{"--steps x a b", "expects a number"}, Case{"--sampler ddpm a b", "sampler"},
+                 Case{"--spacing odd a b", "spacing"}, Case{"--size 100x64 a b", "multiples of 64"},
+                 Case{"--size 64x64 a b", "2 x 3 grid"}, Case{"--size 8192x192 a b", "between 64 and 4096"},
+                 Case{"--guidance nan a b", "guidance scale"}, Case{"--guidance inf a b", "guidance scale"},
+                 Case{"--guidance 1e30 a b", "guidance scale"}, Case{"--guidance -2 a b", "guidance scale"},
+                 Case{"--seed -1 a b", "expects a number"}, Case{"--precision f8 a b", "--precision"},
+                 Case{"- - /tmp", "standard input can be read only once"}}) {
     CliResult r = cli(c.args);
     EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.out;
     EXPECT_NE(r.out.find(c.says), std::string::npos) << c.args << "\n" << r.out;

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
+#include <string>
 
 #include "support/golden.hpp"
 #include "z123/engine.hpp"
@@ -67,4 +69,34 @@ TEST(EngineApi, BadArgumentsAreRejectedBeforeAnyWork) {
   }
   Image empty;
   EXPECT_THROW(engine->generate(empty, quick(1)), Error);
+}
+
+TEST(EngineApi, OptionChecksNeedNoModel) {
+  EXPECT_NO_THROW(check_generate_options(quick(1)));
+  auto rejects = [](GenerateOptions o, const char* says) {
+    try {
+      check_generate_options(o);
+      ADD_FAILURE() << "accepted: " << says;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  };
+  for (float g : {std::nanf(""), INFINITY, -INFINITY, 1e30f, -0.5f, 100.5f}) {
+    GenerateOptions o = quick(1);
+    o.guidance_scale = g;
+    rejects(o, "guidance scale");
+  }
+  GenerateOptions o = quick(1);
+  o.height = 128; // 128 / 3 is not a whole row of views
+  rejects(o, "2 x 3 grid");
+  o = quick(1);
+  o.width = 8192;
+  rejects(o, "between 64 and 4096");
+  o = quick(1);
+  o.steps = 0;
+  rejects(o, "steps");
+  o = quick(1);
+  o.spacing = "";
+  rejects(o, "spacing");
 }

@@ -112,6 +112,14 @@ struct GenerateResult {
   std::vector<float> image_embeds;         // keep_latents: CLIP image embedding [1, D]
 };
 
+// Throws InvalidArgument (the message names the option, the value and the accepted range) for
+// options no model can run: steps outside 1..200, a guidance scale that is not a finite number in
+// [0, 100] (NaN silently turned guidance off, 1e30 gave a black image), an unknown sampler or
+// spacing, an output size outside 64..4096 or one the 2 x 3 grid of views cannot divide (width
+// even, height a multiple of 3). generate() checks this first; front ends call it before loading
+// a model. The model's own constraint (sizes a multiple of 64 for v1.2) is checked by generate().
+void check_generate_options(const GenerateOptions& options);
+
 // The six views of the 2×3 grid (spec §12): azimuth relative to the input view, absolute
 // elevation, field of view, all in degrees; index = 2·row + column.
 struct ViewPose {

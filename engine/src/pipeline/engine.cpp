@@ -311,7 +311,26 @@ DecodeProgram& Engine::Impl::decode_program(int64_t h, int64_t w) {
   return *decode;
 }
 
+void check_generate_options(const GenerateOptions& o) {
+  auto bad = [](const std::string& what) { throw invalid_argument(what); };
+  if (o.steps < 1 || o.steps > 200) bad("steps must be between 1 and 200, not " + std::to_string(o.steps));
+  if (!std::isfinite(o.guidance_scale) || o.guidance_scale < 0.0f || o.guidance_scale > 100.0f) {
+    char v[64];
+    std::snprintf(v, sizeof v, "%g", static_cast<double>(o.guidance_scale));
+    bad(std::string("guidance scale must be a number between 0 and 100 (<= 1 turns guidance off), not ") + v);
+  }
+  if (o.sampler != "euler_a" && o.sampler != "euler") bad("sampler must be euler_a or euler, not '" + o.sampler + "'");
+  if (o.spacing != "trailing" && o.spacing != "linspace" && o.spacing != "leading")
+    bad("spacing must be trailing, linspace or leading, not '" + o.spacing + "'");
+  const std::string size = std::to_string(o.width) + "x" + std::to_string(o.height);
+  if (o.width < 64 || o.height < 64 || o.width > 4096 || o.height > 4096)
+    bad("output size " + size + " must be between 64 and 4096 on each side");
+  if (o.width % 2 != 0 || o.height % 3 != 0)
+    bad("output size " + size + " does not split into the 2 x 3 grid of views (width even, height a multiple of 3)");
+}
+
 GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
+  check_generate_options(o);
   std::lock_guard<std::mutex> lock(impl_->mutex);
   Impl& m = *impl_;
   auto t_total = Clock::now();
