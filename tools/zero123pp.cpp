@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include <functional>
 #include <iostream>
 #include <iterator>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -173,6 +175,20 @@ Args parse_args(int argc, char** argv) {
   return a;
 }
 
+// The name an input's results get in an output or views directory.
+std::string output_name(const std::string& input) { return input == "-" ? "stdin" : fs::path(input).stem().string(); }
+
+// "" if a file can be created in `dir` (a probe file, removed at once), else why not: catches
+// read-only folders and pseudo file systems such as /proc before the model loads.
+std::string cannot_create_files_in(const fs::path& dir) {
+  std::string probe = (dir / ".zero123pp-probe-XXXXXX").string();
+  int fd = ::mkstemp(probe.data());
+  if (fd < 0) return std::strerror(errno);
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return "";
+}
+
 Image read_input(const std::string& path) {
   if (path != "-") return load_image(path);
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
@@ -238,6 +254,17 @@ int run(Args& a) {
   if (std::count(inputs.begin(), inputs.end(), "-") > 1) usage_error("standard input can be read only once");
   bool progress = !a.quiet && isatty(STDERR_FILENO);
 
+  // Two inputs with one name (c1/x.png and c2/x.png, or x.png and x.jpg) would write one file.
+  if (to_dir || !a.views_dir.empty()) {
+    std::map<std::string, std::string> by_name;
+    for (const auto& in : inputs) {
+      auto [it, fresh] = by_name.emplace(output_name(in), in);
+      if (!fresh)
+        usage_error("inputs '" + it->second + "' and '" + in + "' would both be written as '" + it->first + "' into " +
+                    (to_dir ? out : a.views_dir) + "; rename one, or run them separately");
+    }
+  }
+
   // Read every input first: a bad file fails before the model loads (seconds saved).
   std::vector<Image> images;
   for (const auto& in : inputs) {
@@ -248,18 +275,33 @@ int run(Args& a) {
       return kBadInput;
     }
   }
-  if (to_dir) {
+  // Every output is checked before the model loads: a result that cannot be written fails now,
+  // not after minutes of work.
+  auto usable_dir = [](const fs::path& dir, const char* what) {
     std::error_code ec;
-    fs::create_directories(out, ec);
-    if (ec) {
-      std::fprintf(stderr, "zero123pp: cannot create output directory '%s': %s\n", out.c_str(), ec.message().c_str());
-      return kBadInput;
+    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
+      std::fprintf(stderr, "zero123pp: %s '%s' exists and is not a directory\n", what, dir.string().c_str());
+      return false;
     }
+    fs::create_directories(dir, ec);
+    std::string why = ec ? ec.message() : cannot_create_files_in(dir);
+    if (!why.empty()) {
+      std::fprintf(stderr, "zero123pp: cannot write into %s '%s': %s\n", what, dir.string().c_str(), why.c_str());
+      return false;
+    }
+    return true;
+  };
+  if (!a.views_dir.empty() && !usable_dir(a.views_dir, "views directory")) return kBadInput;
+  if (to_dir) {
+    if (!usable_dir(out, "output directory")) return kBadInput;
   } else if (out != "-") {
-    // Fail before minutes of work if the result could not be written.
     fs::path parent = fs::path(out).parent_path();
     if (!parent.empty() && !fs::is_directory(parent)) {
       std::fprintf(stderr, "zero123pp: output directory '%s' does not exist\n", parent.string().c_str());
+      return kBadInput;
+    }
+    if (std::string why = cannot_create_files_in(parent.empty() ? fs::path(".") : parent); !why.empty()) {
+      std::fprintf(stderr, "zero123pp: cannot write '%s': %s\n", out.c_str(), why.c_str());
       return kBadInput;
     }
     std::string ext = fs::path(out).extension().string();
@@ -316,7 +358,7 @@ int run(Args& a) {
     ~JoinAtExit() { join(); }
   } join_at_exit{join_closer};
   for (size_t i = 0; i < images.size(); ++i) {
-    std::string name = inputs[i] == "-" ? "stdin" : fs::path(inputs[i]).stem().string();
+    std::string name = output_name(inputs[i]);
     std::string target = to_dir ? (fs::path(out) / (name + ".png")).string() : out;
     if (progress) {
       a.gen.on_step = [&](int s, int n) {

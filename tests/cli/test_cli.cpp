@@ -108,6 +108,33 @@ TEST(CliBadInput, UnwritableOutputsExit3BeforeAnyWork) {
   r = cli(kFast + " " + q(in) + " " + q(temp_dir() / "o.tiff"));
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.out.find("unknown extension"), std::string::npos) << r.out;
+  // With a model folder that does not exist, exit 3 (not 4) shows the output was checked first.
+  const std::string no_model = "--model " + q(temp_dir() / "nomodel") + " --quiet ";
+  fs::path file = temp_dir() / "a-file";
+  std::ofstream(file) << "x";
+  r = cli(no_model + "--views-dir " + q(file) + " " + q(in) + " " + q(temp_dir() / "o.png"));
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("is not a directory"), std::string::npos) << r.out;
+  if (fs::exists("/proc/self")) { // /proc refuses new files, even to root
+    r = cli(no_model + q(in) + " /proc/zero123pp-test.png");
+    EXPECT_EQ(r.exit_code, 3) << r.out;
+    EXPECT_NE(r.out.find("cannot write"), std::string::npos) << r.out;
+    r = cli(no_model + "--views-dir /proc/zero123pp-views " + q(in) + " " + q(temp_dir() / "o.png"));
+    EXPECT_EQ(r.exit_code, 3) << r.out;
+  }
+}
+
+TEST(CliUsage, InputsThatWouldOverwriteEachOtherAreRefused) {
+  fs::path in = test::golden_dir() / "pipeline_input.png";
+  fs::create_directories(temp_dir() / "c1");
+  fs::create_directories(temp_dir() / "c2");
+  fs::copy_file(in, temp_dir() / "c1" / "x.png", fs::copy_options::overwrite_existing);
+  fs::copy_file(in, temp_dir() / "c2" / "x.png", fs::copy_options::overwrite_existing);
+  CliResult r = cli(kFast + " " + q(temp_dir() / "c1" / "x.png") + " " + q(temp_dir() / "c2" / "x.png") + " " +
+                    q(temp_dir() / "collide"));
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("would both be written as"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(temp_dir() / "collide")); // refused before anything was created
 }
 
 TEST(CliBadModel, MissingOrBrokenModelExit4) {
