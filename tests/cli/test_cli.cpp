@@ -151,6 +151,36 @@ TEST(CliBadModel, MissingOrBrokenModelExit4) {
   r = cli("--model " + q(broken) + " --quiet " + q(in) + " " + q(temp_dir() / "o.png"));
   EXPECT_EQ(r.exit_code, 4) << r.out;
   EXPECT_NE(r.out.find("diffusion_pytorch_model.safetensors"), std::string::npos) << r.out;
+  // A dtype the engine does not implement (I16 in place of F16: same size, valid file) and a
+  // model_index.json without ramping_coefficients are bad models too (they exited 1 before).
+  fs::remove_all(broken);
+  fs::copy(test::tiny_model_dir(), broken, fs::copy_options::recursive);
+  {
+    std::fstream f(w, std::ios::in | std::ios::out | std::ios::binary);
+    std::string head(4096, '\0');
+    f.read(head.data(), static_cast<std::streamsize>(head.size()));
+    size_t at = head.find("\"F16\"");
+    ASSERT_NE(at, std::string::npos);
+    f.seekp(static_cast<std::streamoff>(at + 1));
+    f.write("I", 1);
+  }
+  r = cli("--model " + q(broken) + " --quiet " + q(in) + " " + q(temp_dir() / "o.png"));
+  EXPECT_EQ(r.exit_code, 4) << r.out;
+  EXPECT_NE(r.out.find("I16"), std::string::npos) << r.out;
+  fs::remove_all(broken);
+  fs::copy(test::tiny_model_dir(), broken, fs::copy_options::recursive);
+  {
+    std::ifstream in_index(broken / "model_index.json");
+    std::string text((std::istreambuf_iterator<char>(in_index)), std::istreambuf_iterator<char>());
+    size_t key = text.find("\"ramping_coefficients\"");
+    ASSERT_NE(key, std::string::npos);
+    size_t end = text.find(']', key);
+    text.replace(key, end + 1 - key, "\"ramping_coefficients_removed\": 0");
+    std::ofstream(broken / "model_index.json") << text;
+  }
+  r = cli("--model " + q(broken) + " --quiet " + q(in) + " " + q(temp_dir() / "o.png"));
+  EXPECT_EQ(r.exit_code, 4) << r.out;
+  EXPECT_NE(r.out.find("ramping_coefficients"), std::string::npos) << r.out;
 }
 
 // The real runs share one reference result (same seed, same input).

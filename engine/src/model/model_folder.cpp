@@ -185,8 +185,12 @@ std::vector<std::string> consistency_problems(const ModelConfigs& c) {
                   std::to_string(c.unet.out_channels) + ", expected vae/config.json latent_channels " +
                   std::to_string(c.vae.latent_channels));
   }
-  if (!c.index.ramping_coefficients.empty() &&
-      c.index.ramping_coefficients.size() != static_cast<std::size_t>(c.text_encoder.max_position_embeddings)) {
+  if (c.index.ramping_coefficients.empty()) {
+    // Generation needs one per text token (the image embedding's weight on each); refusing here
+    // makes zero123pp-inspect and Engine::open say so, not the first image.
+    out.push_back("model_index.json has no ramping_coefficients (Zero123++ v1.2 lists " +
+                  std::to_string(c.text_encoder.max_position_embeddings) + ", one per text token)");
+  } else if (c.index.ramping_coefficients.size() != static_cast<std::size_t>(c.text_encoder.max_position_embeddings)) {
     out.push_back("model_index.json ramping_coefficients has " + std::to_string(c.index.ramping_coefficients.size()) +
                   " values, expected text_encoder/config.json max_position_embeddings " +
                   std::to_string(c.text_encoder.max_position_embeddings));

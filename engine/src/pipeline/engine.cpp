@@ -172,7 +172,17 @@ std::unique_ptr<Engine> Engine::open(const std::filesystem::path& model_dir, con
   vk::Device& device = *impl->device;
 
   report.device_ms = next_stage("model folder");
-  ModelFolder folder = ModelFolder::open(model_dir);
+  // What the folder holds that the engine does not implement (a tensor dtype, a class or block
+  // type in a config) is a problem of the model, not of the device: Model, so front ends report
+  // it as a bad model folder.
+  ModelFolder folder = [&] {
+    try {
+      return ModelFolder::open(model_dir);
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::Unsupported) throw model_error(e.what());
+      throw;
+    }
+  }();
   FolderCheck check = check_model_folder(folder);
   if (!check.consistency_problems.empty())
     throw model_error(model_dir.string() + ": " + check.consistency_problems.front());
