@@ -1,6 +1,8 @@
 // Bad input to the decoders: empty, foreign, truncated at every length, corrupt, and files that
 // declare absurd dimensions. Each must give a typed z123::Error naming the file, never a crash.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <thread>
 
 #include <array>
 #include <cstring>
@@ -101,9 +103,34 @@ TEST(CodecErrors, MissingFileAndDirectoryAreIoErrors) {
   const std::filesystem::path missing = std::filesystem::path(::testing::TempDir()) / "z123_image_missing.png";
   expect_error([&] { load_image(missing); }, ErrorKind::Io, {missing.string()});
   const std::filesystem::path dir = std::filesystem::path(::testing::TempDir());
-  expect_error([&] { load_image(dir); }, ErrorKind::Io, {"cannot read image"});
+  expect_error([&] { load_image(dir); }, ErrorKind::Io, {"is a directory"});
   expect_error([&] { save_png(missing / "sub" / "x.png", synthetic("noise", 2, 2, 3, 1)); }, ErrorKind::Io,
                {"cannot open for writing"});
+}
+
+// Pipes read like files (zero123pp <(cat x.png) out.png, /dev/stdin).
+TEST(CodecErrors, ImagesLoadFromAPipe) {
+  const Image in = synthetic("noise", 50, 40, 3, 1);
+  const std::vector<std::uint8_t> png = encode_png(in);
+  const std::filesystem::path fifo = std::filesystem::path(::testing::TempDir()) / "z123_image_fifo.png";
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::thread writer(
+      [&] { std::ofstream(fifo, std::ios::binary).write(reinterpret_cast<const char*>(png.data()), png.size()); });
+  Image got = load_image(fifo);
+  writer.join();
+  std::filesystem::remove(fifo);
+  EXPECT_EQ(got.width, 50);
+  EXPECT_EQ(got.pixels, in.pixels);
+}
+
+// A large file that is no image fails on its signature (it is not read whole first).
+TEST(CodecErrors, LargeNonImageFailsOnItsSignature) {
+  const std::filesystem::path big = std::filesystem::path(::testing::TempDir()) / "z123_image_big.png";
+  std::ofstream(big) << "not an image at all";
+  std::filesystem::resize_file(big, 3ull << 30); // sparse: takes no disk
+  expect_error([&] { load_image(big); }, ErrorKind::Format, {"not a PNG or JPEG"});
+  std::filesystem::remove(big);
 }
 
 TEST(CodecErrors, PngTruncatedAtEveryLength) {

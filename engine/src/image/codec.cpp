@@ -74,17 +74,28 @@ Image decode_image(std::span<const std::uint8_t> bytes, const std::string& sourc
 }
 
 Image load_image(const std::filesystem::path& path) {
+  // Read as a stream, not by its size: pipes and process substitutions (/dev/stdin, <(cat x))
+  // work like files. The signature is checked on the first bytes, so a large file that is no
+  // image fails before it is read, and no input may exceed kMaxImageFileBytes.
   std::error_code ec;
-  const std::uintmax_t size = std::filesystem::file_size(path, ec); // also rejects directories
-  if (ec) throw io_error(path.string() + ": cannot read image (" + ec.message() + ")");
+  if (std::filesystem::is_directory(path, ec)) throw io_error(path.string() + ": is a directory, not an image");
   std::ifstream f(path, std::ios::binary);
   if (!f) throw io_error(path.string() + ": cannot open image (" + std::strerror(errno) + ")");
-  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
+  std::vector<std::uint8_t> bytes(16);
   f.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  if (static_cast<std::uintmax_t>(f.gcount()) != size) {
-    throw io_error(path.string() + ": short read, got " + std::to_string(f.gcount()) + " of " + std::to_string(size) +
-                   " bytes");
+  bytes.resize(static_cast<std::size_t>(f.gcount()));
+  if (bytes.size() < 16 || sniff_image_format(bytes) == ImageFormat::Unknown) return decode_image(bytes, path.string());
+  constexpr std::size_t kChunk = 1 << 20;
+  while (f) {
+    const std::size_t have = bytes.size();
+    if (have > kMaxImageFileBytes)
+      throw io_error(path.string() + ": larger than " + std::to_string(kMaxImageFileBytes >> 20) +
+                     " MiB, more than any image this program takes");
+    bytes.resize(have + kChunk);
+    f.read(reinterpret_cast<char*>(bytes.data() + have), static_cast<std::streamsize>(kChunk));
+    bytes.resize(have + static_cast<std::size_t>(f.gcount()));
   }
+  if (f.bad()) throw io_error(path.string() + ": read error (" + std::strerror(errno) + ")");
   return decode_image(bytes, path.string());
 }
 

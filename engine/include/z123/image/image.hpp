@@ -14,6 +14,8 @@ namespace z123 {
 // (a "decompression bomb") fails with a clear message instead of exhausting memory.
 inline constexpr int kMaxImageSide = 16384;
 inline constexpr std::int64_t kMaxImagePixels = 256'000'000;
+// Largest image file load_image() reads (a 16384 x 16384 RGBA PNG without compression).
+inline constexpr std::size_t kMaxImageFileBytes = std::size_t{1} << 30;
 
 struct Image {
   int width = 0;
