@@ -3,8 +3,8 @@
 # from the repository root with .gl, .ref and .gpu carried (binaries built here and copied to
 # .gpu/bin by `bench/gpu_run.sh --stage-binaries`):
 #   bench/gpu_run.sh kernels   # PyTorch ceilings, kernel benchmark, kernel tests on the GPU
-#   bench/gpu_run.sh e2e       # official pipeline timing; random full-size v1.2 folder; our
-#                              # engine's timing and end-to-end parity (injected noise)
+#   bench/gpu_run.sh e2e       # bench/gpu_final.sh check: end-to-end parity (injected noise),
+#                              # kernel benchmark vs profile, kernel tests with validation
 #   bench/gpu_run.sh profile   # random full-size v1.2 folder; our engine's timing, then one image
 #                              # with Z123_PROFILE=1 (per-kernel GPU time table)
 # Outputs go to $OUT (default /tmp/z123-out).
@@ -38,23 +38,8 @@ kernels)
   Z123_TEST_DEVICE=NVIDIA timeout 200 .gpu/bin/test_kernels > "$OUT/kernel_tests.txt" 2>&1
   grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests ran" "$OUT/kernel_tests.txt" | head -20
   ;;
-e2e)
-  stage "official pipeline, fp16, 28 steps"
-  STEPS=28 REPS=3 timeout 150 python3 .ref/official_pipeline_example.py 2>/dev/null | tail -1 | tee "$OUT/official.json"
-  stage "random full-size v1.2 folder"
-  timeout 200 python3 -c "
-import full_size_parity as f, pathlib
-f.make_model(pathlib.Path('/tmp/v12'), 0)" 2>&1 | grep -E "wrote|params|Error" | tail -6
-  stage "official pipeline run with recorded noise (fp32, 28 steps, 640x960)"
-  timeout 200 python3 tests/reference/make_pipeline_golden.py /tmp/e2e --model /tmp/v12 --steps 28 \
-      --width 640 --height 960 --device cuda --no-cross-check > "$OUT/golden.log" 2>&1
-  tail -3 "$OUT/golden.log"
-  stage "our engine: timing (fp16) and parity"
-  timeout 150 .gpu/bin/zero123pp-bench-e2e /tmp/v12 /tmp/e2e/pipeline_input.png --golden /tmp/e2e/pipeline.safetensors \
-      --runs 4 | tee "$OUT/ours_f16.txt"
-  timeout 120 .gpu/bin/zero123pp-bench-e2e /tmp/v12 /tmp/e2e/pipeline_input.png --golden /tmp/e2e/pipeline.safetensors \
-      --runs 0 --precision f32 | tee "$OUT/ours_f32.txt"
-  cp /tmp/zero123pp-bench-e2e.png "$OUT/ours_first_image.png" 2>/dev/null
+e2e) # the official pipeline's timing and the end-to-end parity: bench/gpu_final.sh
+  exec bash bench/gpu_final.sh check
   ;;
 profile)
   stage "random full-size v1.2 folder"

@@ -7,6 +7,11 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "support/vk_env.hpp"
 #include "z123/kernels/conv2d.hpp"
 #include "z123/kernels/kernels.hpp"
 #include "z123/kernels/matmul.hpp"
@@ -45,6 +50,20 @@ struct GemmCase {
 };
 std::vector<GemmCase> gemm_test_cases();
 std::string gemm_case_name(const GemmCase& c); // "portable_f32", for test names
+
+// Fixture of the tests parameterized by GemmCase: a kernel context with the case's matmul path
+// (the test is skipped where the device lacks it).
+class GemmPathTest : public VkTest, public ::testing::WithParamInterface<GemmCase> {
+protected:
+  void SetUp() override {
+    VkTest::SetUp();
+    kernels_ = std::make_unique<kernels::Kernels>(device());
+    if (!kernels_->path_available(GetParam().path))
+      GTEST_SKIP() << kernels::path_name(GetParam().path) << " is not available on " << device().info().name;
+    kernels_->set_matmul_path(GetParam().path);
+  }
+  std::unique_ptr<kernels::Kernels> kernels_;
+};
 
 // Outputs are O(1) in these tests (weights scaled by 1/sqrt(K)).
 // fp32: accumulation order differs from the reference by ~sqrt(K) roundings of 2^-24 on O(1)

@@ -26,16 +26,8 @@ Conv2dParams pads(int top, int left, int bottom, int right, int stride, int upsa
   return Conv2dParams{stride, top, left, bottom, right, upsample};
 }
 
-class Conv2d : public test::VkTest, public ::testing::WithParamInterface<test::GemmCase> {
+class Conv2d : public test::GemmPathTest {
 protected:
-  void SetUp() override {
-    VkTest::SetUp();
-    kernels_ = std::make_unique<kernels::Kernels>(device());
-    if (!kernels_->path_available(GetParam().path))
-      GTEST_SKIP() << kernels::path_name(GetParam().path) << " is not available on " << device().info().name;
-    kernels_->set_matmul_path(GetParam().path);
-  }
-
   void check(const test::ConvRefShape& s, const Conv2dParams& p, bool with_bias, bool with_residual, Epilogue act) {
     const DType dt = GetParam().dtype;
     const uint64_t seed = test::test_seed();
@@ -70,8 +62,6 @@ protected:
     auto tol = test::gemm_tolerance(dt);
     EXPECT_TRUE(test::all_close(download(device(), y), ref, tol.atol, tol.rtol));
   }
-
-  std::unique_ptr<kernels::Kernels> kernels_;
 };
 
 } // namespace

@@ -21,16 +21,8 @@ using kernels::Epilogue;
 
 namespace {
 
-class Linear : public test::VkTest, public ::testing::WithParamInterface<test::GemmCase> {
+class Linear : public test::GemmPathTest {
 protected:
-  void SetUp() override {
-    VkTest::SetUp();
-    kernels_ = std::make_unique<kernels::Kernels>(device());
-    if (!kernels_->path_available(GetParam().path))
-      GTEST_SKIP() << kernels::path_name(GetParam().path) << " is not available on " << device().info().name;
-    kernels_->set_matmul_path(GetParam().path);
-  }
-
   // y = act(x · w^T + bias) + residual for x [lead..., K], w [N, K]; checks every element.
   void check(const std::vector<int64_t>& lead, int64_t K, int64_t N, bool with_bias, bool with_residual, Epilogue act) {
     const DType dt = GetParam().dtype;
@@ -66,8 +58,6 @@ protected:
     auto tol = test::gemm_tolerance(dt);
     EXPECT_TRUE(test::all_close(download(device(), y), ref, tol.atol, tol.rtol));
   }
-
-  std::unique_ptr<kernels::Kernels> kernels_;
 };
 
 } // namespace

@@ -24,15 +24,8 @@ using namespace z123;
 
 namespace {
 
-class WideAttention : public test::VkTest, public ::testing::WithParamInterface<test::GemmCase> {
+class WideAttention : public test::GemmPathTest {
 protected:
-  void SetUp() override {
-    VkTest::SetUp();
-    kernels_ = std::make_unique<kernels::Kernels>(device());
-    if (!kernels_->path_available(GetParam().path))
-      GTEST_SKIP() << kernels::path_name(GetParam().path) << " is not available on " << device().info().name;
-    kernels_->set_matmul_path(GetParam().path);
-  }
   DType dt() const { return GetParam().dtype; }
 
   // y [M, N] fp32 = x [M, K] · w [N, K]^T.
@@ -53,8 +46,6 @@ protected:
     // fp32 accumulation of K products of magnitude <= 1, and no output rounding.
     EXPECT_TRUE(test::all_close(download(device(), y), ref, 2e-6 * K, 1e-5));
   }
-
-  std::unique_ptr<kernels::Kernels> kernels_;
 };
 
 } // namespace

@@ -18,15 +18,24 @@ std::vector<int64_t> linear_output_shape(const Tensor& x, const Tensor& w) {
   return shape;
 }
 
-void linear(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor& y,
-            Epilogue act, const Tensor* residual) {
-  std::vector<int64_t> out = linear_output_shape(x, w);
-  detail::GemmProblem p = detail::make_gemm_problem("linear", x, w, bias, y, act, residual, out);
+namespace {
+
+// M = every leading dim of x, N and K from w [N, K].
+void set_dense_geometry(detail::GemmProblem& p, const Tensor& x, const Tensor& w) {
   int64_t rows = 1;
   for (size_t i = 0; i + 1 < x.shape.size(); ++i) rows *= x.shape[i];
   p.geometry.M = static_cast<uint32_t>(rows);
   p.geometry.N = static_cast<uint32_t>(w.dim(0));
   p.geometry.K = static_cast<uint32_t>(w.dim(1));
+}
+
+} // namespace
+
+void linear(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor& y,
+            Epilogue act, const Tensor* residual) {
+  std::vector<int64_t> out = linear_output_shape(x, w);
+  detail::GemmProblem p = detail::make_gemm_problem("linear", x, w, bias, y, act, residual, out);
+  set_dense_geometry(p, x, w);
   detail::record_gemm(kernels, rec, "linear", p);
 }
 
@@ -36,11 +45,7 @@ void matmul_f32(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Ten
   // Shape checks as linear()'s, against an F32 y; the dtype checks in record_gemm know raw_f32.
   detail::GemmProblem p = detail::make_gemm_problem("matmul_f32", x, w, nullptr, y, Epilogue::None, nullptr, out);
   p.raw_f32 = true;
-  int64_t rows = 1;
-  for (size_t i = 0; i + 1 < x.shape.size(); ++i) rows *= x.shape[i];
-  p.geometry.M = static_cast<uint32_t>(rows);
-  p.geometry.N = static_cast<uint32_t>(w.dim(0));
-  p.geometry.K = static_cast<uint32_t>(w.dim(1));
+  set_dense_geometry(p, x, w);
   detail::record_gemm(kernels, rec, "matmul_f32", p);
 }
 
