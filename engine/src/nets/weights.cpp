@@ -4,7 +4,6 @@
 #include <cstring>
 
 #include "z123/error.hpp"
-#include "z123/half.hpp"
 #include "z123/vk/uploader.hpp"
 
 namespace z123::nets {

@@ -122,7 +122,9 @@ size_t PipelineCache::pipelines_created() const {
 
 double PipelineCache::creation_ms() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return creation_ms_;
+  double total = 0;
+  for (const auto& [key, ms] : compile_ms_) total += ms;
+  return total;
 }
 
 const Pipeline& PipelineCache::get(const KernelDesc& desc) {
@@ -192,9 +194,7 @@ void PipelineCache::enqueue(Pipeline* p, KernelDesc desc, VkShaderModule module)
       // No thread to be had: with none at all, compile here and now.
       if (workers_.empty()) {
         Pending job{p, std::move(desc), module};
-        double ms = compile(job);
-        creation_ms_ += ms;
-        compile_ms_.emplace_back(pipeline_key(job.desc), ms);
+        compile_ms_.emplace_back(pipeline_key(job.desc), compile(job));
         return;
       }
     }
@@ -269,7 +269,6 @@ void PipelineCache::worker() {
     lock.unlock();
     double ms = compile(job);
     lock.lock();
-    creation_ms_ += ms;
     compile_ms_.emplace_back(pipeline_key(job.desc), ms);
     if (--in_flight_ == 0) idle_cv_.notify_all();
   }

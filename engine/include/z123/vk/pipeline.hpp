@@ -84,7 +84,6 @@ private:
   mutable std::mutex mutex_;
   std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
   std::map<std::string, VkShaderModule> modules_;
-  double creation_ms_ = 0;
 
   // Background compilation: a queue of pending pipelines and the threads that work it off.
   void enqueue(Pipeline* p, KernelDesc desc, VkShaderModule module);
