@@ -91,6 +91,19 @@ Device::Device(Instance& instance, const DeviceInfo& info, const DeviceOptions& 
     tail = &khrcm.pNext;
     exts.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
   }
+  std::string report_dir = options.pipeline_report_dir;
+  if (const char* env = std::getenv("Z123_PIPELINE_REPORT_DIR"); report_dir.empty() && env) report_dir = env;
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pep{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  if (!report_dir.empty() && !info.pipeline_executable_info)
+    throw Error(ErrorKind::Unsupported, "pipeline reports were asked for, but device '" + info.name +
+                                            "' lacks VK_KHR_pipeline_executable_properties");
+  if (!report_dir.empty()) {
+    pep.pipelineExecutableInfo = VK_TRUE;
+    *tail = &pep;
+    tail = &pep.pNext;
+    exts.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+  }
   if (coopmat && info.nv_coopmat2) {
     nvcm2.cooperativeMatrixWorkgroupScope = VK_TRUE;
     nvcm2.cooperativeMatrixFlexibleDimensions = VK_TRUE;
@@ -147,7 +160,7 @@ Device::Device(Instance& instance, const DeviceInfo& info, const DeviceOptions& 
     check(vkCreateSemaphore(device_, &si, nullptr, &timeline_), "vkCreateSemaphore (timeline)");
     allocator_ =
         std::make_unique<Allocator>(device_, info.handle, info_, options.memory_block_bytes, options.map_device_local);
-    pipelines_ = std::make_unique<PipelineCache>(device_, info_, options.persist_pipeline_cache);
+    pipelines_ = std::make_unique<PipelineCache>(device_, info_, options.persist_pipeline_cache, report_dir);
   } catch (...) {
     pipelines_.reset();
     allocator_.reset();

@@ -267,6 +267,12 @@ void Instance::enumerate_devices() {
       *tail = &nvcm2;
       tail = &nvcm2.pNext;
     }
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pep{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+    if (has_ext(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) {
+      *tail = &pep;
+      tail = &pep.pNext;
+    }
     VkPhysicalDeviceFeatures2 feats{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     feats.pNext = &f11;
     vkGetPhysicalDeviceFeatures2(pd, &feats);
@@ -276,6 +282,7 @@ void Instance::enumerate_devices() {
     d.subgroup_size_control = ssc_ext && ssc.subgroupSizeControl && ssc.computeFullSubgroups;
     d.nv_coopmat = nvcm.cooperativeMatrix;
     d.khr_coopmat = khrcm.cooperativeMatrix;
+    d.pipeline_executable_info = pep.pipelineExecutableInfo;
     d.nv_coopmat2 = nvcm2.cooperativeMatrixWorkgroupScope && nvcm2.cooperativeMatrixFlexibleDimensions &&
                     nvcm2.cooperativeMatrixTensorAddressing;
 

@@ -10,6 +10,7 @@
 #include <iterator>
 #include <system_error>
 
+#include "vk/pipeline_report.hpp"
 #include "vk/shader_table.hpp"
 #include "z123/parallel.hpp"
 #include "z123/vk/instance.hpp"
@@ -41,9 +42,10 @@ std::string pipeline_key(const KernelDesc& d) {
 
 } // namespace
 
-PipelineCache::PipelineCache(VkDevice device, const DeviceInfo& info, bool persist_on_disk)
+PipelineCache::PipelineCache(VkDevice device, const DeviceInfo& info, bool persist_on_disk, std::string report_dir)
     : device_(device), subgroup_size_control_(info.subgroup_size_control),
-      creation_feedback_(info.api_version >= VK_API_VERSION_1_3) {
+      creation_feedback_(info.api_version >= VK_API_VERSION_1_3), report_dir_(std::move(report_dir)) {
+  if (!report_dir_.empty()) persist_on_disk = false; // reports need real compiles
   std::vector<char> initial;
   const char* off = std::getenv("Z123_NO_PIPELINE_CACHE");
   if (persist_on_disk && !(off && *off && std::strcmp(off, "0") != 0)) {
@@ -244,8 +246,13 @@ double PipelineCache::compile(Pending& job) {
   VkPipelineCreationFeedbackCreateInfo fi{VK_STRUCTURE_TYPE_PIPELINE_CREATION_FEEDBACK_CREATE_INFO};
   fi.pPipelineCreationFeedback = &feedback;
   if (creation_feedback_) ci.pNext = &fi;
+  if (!report_dir_.empty())
+    ci.flags |=
+        VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR | VK_PIPELINE_CREATE_CAPTURE_INTERNAL_REPRESENTATIONS_BIT_KHR;
   VkPipeline handle = VK_NULL_HANDLE;
-  VkResult r = vkCreateComputePipelines(device_, cache_, 1, &ci, nullptr, &handle);
+  VkResult r =
+      vkCreateComputePipelines(device_, report_dir_.empty() ? cache_ : VK_NULL_HANDLE, 1, &ci, nullptr, &handle);
+  if (r == VK_SUCCESS && !report_dir_.empty()) write_pipeline_report(device_, handle, report_dir_, pipeline_key(desc));
   if (r == VK_SUCCESS && (feedback.flags & VK_PIPELINE_CREATION_FEEDBACK_VALID_BIT) &&
       (feedback.flags & VK_PIPELINE_CREATION_FEEDBACK_APPLICATION_PIPELINE_CACHE_HIT_BIT))
     cache_hits_++;

@@ -30,6 +30,11 @@ struct DeviceOptions {
   // Map device-local memory when it is host-visible (UMA), so uploads skip staging. Tests turn
   // this off to exercise the staging path on lavapipe, where all memory is host-visible.
   bool map_device_local = true;
+  // Diagnostics: where set (default: $Z123_PIPELINE_REPORT_DIR), every pipeline is compiled with
+  // the driver's statistics and internal representations captured (VK_KHR_pipeline_executable_
+  // properties: register counts, spills, shared memory, and on some drivers the machine code),
+  // one text file per pipeline in this folder. Slower compiles, no pipeline cache.
+  std::string pipeline_report_dir;
 };
 
 // Host -> device traffic of model loading (vk::StreamingUploader and the weight loader add to

@@ -60,9 +60,10 @@ struct DeviceInfo {
   bool storage_buffer_16bit = false;
   bool maintenance4 = false;
   bool subgroup_size_control = false;
-  bool nv_coopmat = false;  // VK_NV_cooperative_matrix
-  bool khr_coopmat = false; // VK_KHR_cooperative_matrix
-  bool nv_coopmat2 = false; // VK_NV_cooperative_matrix2
+  bool nv_coopmat = false;               // VK_NV_cooperative_matrix
+  bool khr_coopmat = false;              // VK_KHR_cooperative_matrix
+  bool nv_coopmat2 = false;              // VK_NV_cooperative_matrix2
+  bool pipeline_executable_info = false; // VK_KHR_pipeline_executable_properties (diagnostics)
   std::vector<CoopMatShape> coopmat_shapes;
   // Whether coopmat_shapes has a subgroup-scope entry M x N x K with these component types
   // (VkComponentTypeKHR values: 0 = fp16, 1 = fp32).

@@ -53,7 +53,8 @@ private:
 
 class PipelineCache {
 public:
-  PipelineCache(VkDevice device, const DeviceInfo& info, bool persist_on_disk);
+  // report_dir: see DeviceOptions::pipeline_report_dir (empty: no reports).
+  PipelineCache(VkDevice device, const DeviceInfo& info, bool persist_on_disk, std::string report_dir = {});
   ~PipelineCache();
   PipelineCache(const PipelineCache&) = delete;
   PipelineCache& operator=(const PipelineCache&) = delete;
@@ -80,6 +81,7 @@ private:
   std::string path_;
   bool subgroup_size_control_;
   bool creation_feedback_;
+  std::string report_dir_;
   std::atomic<size_t> cache_hits_{0};
   mutable std::mutex mutex_;
   std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
