@@ -105,16 +105,22 @@ Kernels::Kernels(vk::Device& device) : device_(device) {
         break;
       }
   Path attention = matmul;
+  // Z123_KERNEL_PATH=<path> forces both; <matmul path>:<attention path> each (for measuring).
   if (forced && *forced) {
-    std::string f = forced;
-    Path want = f == "nv"    ? Path::NvCoopMat
-                : f == "khr" ? Path::KhrCoopMat
-                : f == "nv2" ? Path::NvCoopMat2
-                             : Path::Portable;
-    if (!path_available(want))
-      throw unsupported(std::string("Z123_KERNEL_PATH=") + forced + ": that path is not available on '" +
-                        device.info().name + "' with this build");
-    matmul = attention = want;
+    auto parse = [&](const std::string& f) {
+      Path want = f == "nv"    ? Path::NvCoopMat
+                  : f == "khr" ? Path::KhrCoopMat
+                  : f == "nv2" ? Path::NvCoopMat2
+                               : Path::Portable;
+      if (!path_available(want))
+        throw unsupported(std::string("Z123_KERNEL_PATH=") + forced + ": path '" + f + "' is not available on '" +
+                          device.info().name + "' with this build");
+      return want;
+    };
+    const std::string f = forced;
+    const size_t colon = f.find(':');
+    matmul = parse(f.substr(0, colon));
+    attention = colon == std::string::npos ? matmul : parse(f.substr(colon + 1));
   }
   matmul_path_ = matmul;
   attention_path_ = attention;
