@@ -44,7 +44,13 @@ bool same_buffer(const Tensor& a, const Tensor* b) { return b && a.buffer == b->
 // kSplitKMax ranges. Ranges are multiples of kSplitKAlign (every variant's K step divides it).
 // Measured on an H200 (bench/NOTES.md): 10-40 tiles gained 35-60% per conv, but 80-100 tiles
 // split 3-4 ways got slower (the partial sums' traffic and the extra dispatch).
-constexpr uint64_t kSplitKTargetGroups = 256, kSplitKMaxTiles = 48;
+// Measured on an H100 (bench/NOTES.md session 4, split against unsplit per shape in one run):
+// with 24-47 tiles and a short K the split lost (512x1280x1280: 64 + 8 us against 33 unsplit;
+// 257-300 rows x 1280 x 1280 and 77x4096x1024 likewise), so those stay whole; below 24 tiles,
+// or with K >= kSplitKShortK, it won (128x1280x1280 27 vs 33 us, 2x1280x1280 15 vs 38,
+// 512x1280x11520 186 + 11 vs 309).
+constexpr uint64_t kSplitKTargetGroups = 256, kSplitKMaxTiles = 48, kSplitKShortMaxTiles = 24;
+constexpr uint32_t kSplitKShortK = 2560;
 constexpr uint32_t kSplitKMinChunk = 256, kSplitKMax = 16, kSplitKAlign = 64, kReduceGroup = 256;
 
 uint32_t round_up(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
@@ -57,6 +63,7 @@ uint32_t split_k_count(uint64_t tiles, uint32_t K) {
     return v && std::string(v) == "0";
   }();
   if (off || tiles == 0 || tiles >= kSplitKMaxTiles) return 1;
+  if (tiles >= kSplitKShortMaxTiles && K < kSplitKShortK) return 1;
   uint64_t want = (kSplitKTargetGroups + tiles - 1) / tiles;
   return static_cast<uint32_t>(std::max<uint64_t>(1, std::min<uint64_t>({want, K / kSplitKMinChunk, kSplitKMax})));
 }
@@ -67,17 +74,21 @@ struct CoopTile {
   uint32_t m, n;
 };
 
-// Z123_GEMM_TILE=t128x256|t256x128|k32s2|w4x2|default picks one of the KHR tilings of
-// shaders/variants/gemm.cmake instead of the automatic choice (for measuring them on a GPU).
+// Z123_GEMM_TILE=<name>|default picks one of the KHR tilings of shaders/variants/gemm.cmake
+// instead of the automatic choice (for measuring them on a GPU).
 CoopTile khr_tile_override(const CoopTile& fallback) {
+  static const CoopTile kTilings[] = {
+      {"_t128x256", 128, 256}, {"_t256x128", 256, 128}, {"_k32s2", 128, 128}, {"_w4x2", 128, 128}};
   const char* want = std::getenv("Z123_GEMM_TILE");
   if (!want || !*want) return fallback;
   const std::string w = want;
-  if (w == "t128x256") return {"_t128x256", 128, 256};
-  if (w == "t256x128") return {"_t256x128", 256, 128};
-  if (w == "k32s2" || w == "w4x2") return {"_" + w, 128, 128};
   if (w == "default") return {"", 128, 128};
-  throw invalid_argument("Z123_GEMM_TILE=" + w + ": expected t128x256, t256x128, k32s2, w4x2 or default");
+  std::string names;
+  for (const CoopTile& t : kTilings) {
+    if (t.suffix == "_" + w) return t;
+    names += " " + t.suffix.substr(1);
+  }
+  throw invalid_argument("Z123_GEMM_TILE=" + w + ": expected default or one of" + names);
 }
 
 } // namespace
