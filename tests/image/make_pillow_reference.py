@@ -191,7 +191,8 @@ def pack_rows(a, bit_depth):
 ADAM7 = [(0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2)]
 
 
-def write_png(a, bit_depth, color_type, interlace=False):
+def write_png(a, bit_depth, color_type, interlace=False, before_idat=b""):
+    """before_idat: chunks placed between IHDR and IDAT (PLTE, tRNS)."""
     h, w = a.shape[:2]
     raw = b""
     if interlace:
@@ -202,7 +203,8 @@ def write_png(a, bit_depth, color_type, interlace=False):
     else:
         raw = b"".join(b"\0" + r for r in pack_rows(a, bit_depth))
     ihdr = struct.pack(">IIBBBBB", w, h, bit_depth, color_type, 0, 0, 1 if interlace else 0)
-    return (b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", ihdr) + png_chunk(b"IDAT", zlib.compress(raw, 9)) +
+    return (b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", ihdr) + before_idat +
+            png_chunk(b"IDAT", zlib.compress(raw, 9)) +
             png_chunk(b"IEND", b""))
 
 
@@ -210,6 +212,66 @@ def pil_save(im, fmt, **kw):
     b = io.BytesIO()
     im.save(b, fmt, **kw)
     return b.getvalue()
+
+
+# ---- CMYK / YCCK JPEGs (print workflows): Pillow opens them as mode CMYK, the pipeline converts ----
+def adobe_segment(data):
+    """(offset, length) of the Adobe APP14 segment, marker included."""
+    i = data.find(b"\xff\xee")  # FF EE, a 2-byte length, then "Adobe"
+    while i >= 0 and data[i + 4:i + 9] != b"Adobe":
+        i = data.find(b"\xff\xee", i + 1)
+    assert i >= 0, "no Adobe APP14 segment"
+    return i, 2 + ((data[i + 2] << 8) | data[i + 3])
+
+
+def cmyk_jpeg_fixtures():
+    """Pillow saves mode CMYK inverted with an Adobe APP14 marker (transform 0), as Photoshop does,
+    and reads every 4-component JPEG as inverted ("CMYK;I", "always use Adobe polarity"), with or
+    without the marker; libjpeg turns YCCK (Adobe transform 2) into CMYK before that. The expected
+    pixels are what the pipeline gets: Image.open(f).convert("RGB")."""
+    def rgb_of(data):
+        return as_hwc(Image.open(io.BytesIO(data)).convert("RGB"))
+
+    fx = []
+    cmyk = pil_save(Image.fromarray(synthetic("smooth", 16, 16, 4, 52), "CMYK"), "JPEG", quality=90)
+    i, n = adobe_segment(cmyk)
+    assert cmyk[i + 15] == 0  # Adobe transform 0: plain (inverted) CMYK
+    fx.append(("cmyk.jpg", cmyk, rgb_of(cmyk)))
+    # The same file without the marker: libjpeg still sees CMYK (4 components), Pillow still inverts.
+    bare = cmyk[:i] + cmyk[i + n:]
+    assert "adobe" not in Image.open(io.BytesIO(bare)).info
+    fx.append(("cmyk_no_adobe.jpg", bare, rgb_of(bare)))
+    # Odd size, progressive, first component sampled 2x2 (Pillow's subsampling=2 on CMYK): exercises
+    # libjpeg's upsampling and partial MCUs.
+    odd = pil_save(Image.fromarray(synthetic("smooth", 19, 13, 4, 53), "CMYK"), "JPEG", quality=85,
+                   progressive=True, subsampling=2)
+    fx.append(("cmyk_progressive_odd.jpg", odd, rgb_of(odd)))
+
+    # YCCK: the stored components are Y, Cb, Cr of (255 - C, 255 - M, 255 - Y) and K (what libjpeg's
+    # JCS_YCCK encoder stores). Pillow writes its CMYK input inverted, so it is handed the inverse of
+    # those components and the Adobe transform byte is then set to 2. Y sampled 2x2, as is common.
+    src = synthetic("smooth", 21, 15, 4, 54).astype(np.float64)
+    r, g, b = 255 - src[..., 0], 255 - src[..., 1], 255 - src[..., 2]
+    ycc = np.stack([0.299 * r + 0.587 * g + 0.114 * b,
+                    -0.168736 * r - 0.331264 * g + 0.5 * b + 128,
+                    0.5 * r - 0.418688 * g - 0.081312 * b + 128, src[..., 3]], axis=-1)
+    stored = np.clip(np.round(ycc), 0, 255).astype(np.uint8)
+    plain = pil_save(Image.fromarray(255 - stored, "CMYK"), "JPEG", quality=90, subsampling=2)
+    i, _ = adobe_segment(plain)
+    ycck = plain[:i + 15] + b"\x02" + plain[i + 16:]
+    assert Image.open(io.BytesIO(ycck)).info["adobe_transform"] == 2
+    # The YCCK conversion must matter, or the fixture would not test it.
+    assert not np.array_equal(rgb_of(ycck), rgb_of(plain))
+    fx.append(("ycck.jpg", ycck, rgb_of(ycck)))
+    return fx
+
+
+def cmyk_to_rgb_table():
+    """Pillow's CMYK -> RGB (convert("RGB")) for every (ink, K) pair: C = x, M = 255 - x,
+    Y = (7x + 3y) % 256, K = y on a 256 x 256 image (mirrored in the C++ test)."""
+    y, x = np.meshgrid(np.arange(256), np.arange(256), indexing="ij")
+    cm = np.stack([x, 255 - x, (7 * x + 3 * y) % 256, y], axis=-1).astype(np.uint8)
+    return record(as_hwc(Image.fromarray(cm, "CMYK").convert("RGB")))
 
 
 def codec_fixtures(out_dir):
@@ -242,6 +304,19 @@ def codec_fixtures(out_dir):
         got = as_hwc(Image.open(io.BytesIO(data)))
         assert np.array_equal(got, a)
         fx.append((name, data, a))
+    # Interlaced files whose rows libpng expands (low bit depths, palette + tRNS, 16-bit): the
+    # decoder takes each pass as a small image and places its pixels itself.
+    g = synthetic("noise", 13, 11, 1, 44) >> 6
+    data = write_png(g, 2, 0, interlace=True)
+    fx.append(("gray2_adam7.png", data, as_hwc(Image.open(io.BytesIO(data)).convert("L"))))
+    idx = synthetic("noise", 11, 9, 1, 45) >> 4
+    plte = png_chunk(b"PLTE", synthetic("noise", 16, 1, 3, 46).tobytes())
+    trns = png_chunk(b"tRNS", bytes(range(0, 240, 16)))
+    data = write_png(idx, 4, 3, interlace=True, before_idat=plte + trns)
+    fx.append(("palette4_trns_adam7.png", data, as_hwc(Image.open(io.BytesIO(data)).convert("RGBA"))))
+    s16 = (synthetic("noise", 10, 7, 4, 47).astype(np.uint16) << 8) | synthetic("noise", 10, 7, 4, 48)
+    data = write_png(s16, 16, 6, interlace=True)
+    fx.append(("rgba16_adam7.png", data, as_hwc(Image.open(io.BytesIO(data)))))
     p = pil_image(rgb).quantize(16)
     fx.append(("palette.png", pil_save(p, "PNG"), as_hwc(p.convert("RGB"))))
     p4 = pil_image(rgb).quantize(16)
@@ -260,8 +335,7 @@ def codec_fixtures(out_dir):
         fx.append((name, data, as_hwc(Image.open(io.BytesIO(data)))))
     data = pil_save(pil_image(synthetic("smooth", 21, 17, 1, 51)), "JPEG", quality=90)
     fx.append(("gray.jpg", data, as_hwc(Image.open(io.BytesIO(data)))))
-    data = pil_save(Image.fromarray(synthetic("smooth", 16, 16, 4, 52), "CMYK"), "JPEG", quality=90)
-    fx.append(("cmyk.jpg", data, None))
+    fx += cmyk_jpeg_fixtures()
 
     entries = []
     for name, data, expected in fx:
@@ -371,6 +445,7 @@ def main():
         man["preprocess"].append(entry)
 
     man["codec"] = codec_fixtures(out_dir)
+    man["cmyk_to_rgb"] = cmyk_to_rgb_table()
 
     with open(os.path.join(out_dir, "manifest.json"), "w") as f:
         f.write(compact_json(man))

@@ -37,7 +37,14 @@ JpegError& error_of(j_common_ptr cinfo) { return *reinterpret_cast<JpegError*>(c
 void on_emit_message(j_common_ptr cinfo, int level) {
   if (level >= 0) return; // trace messages
   cinfo->err->num_warnings++;
-  if (cinfo->err->msg_code == JWRN_JPEG_EOF) error_of(cinfo).ran_out = true;
+  // Running out of data ends the decode at once, like an error: libjpeg would go on padding the
+  // rest of the declared image with gray (for a progressive file, writing every coefficient
+  // block of it), so a short file declaring 16384 x 15625 pixels would cost gigabytes and seconds
+  // before failing. Warnings come only from libjpeg calls inside the setjmp functions below.
+  if (cinfo->err->msg_code == JWRN_JPEG_EOF) {
+    error_of(cinfo).ran_out = true;
+    on_error_exit(cinfo);
+  }
   // Other warnings (extraneous bytes, a marker inside entropy data) are tolerated, as by Pillow.
 }
 
@@ -81,19 +88,25 @@ bool read_header(Decompressor& d, std::span<const std::uint8_t> bytes) {
   return true;
 }
 
-bool read_pixels(Decompressor& d, Image& out) {
+// Decodes into `out` (out.channels: what the file's colour space decodes to, see decode_jpeg),
+// grown per row so a truncated file fails before a full allocation. CMYK rows go through
+// `cmyk_row`, sized by the caller to one row of 4 samples.
+bool read_pixels(Decompressor& d, Image& out, std::vector<std::uint8_t>& cmyk_row) {
   if (setjmp(d.err.jump)) return false;
   jpeg_start_decompress(&d.cinfo);
-  if (static_cast<int>(d.cinfo.output_components) != out.channels ||
+  const bool cmyk = d.cinfo.out_color_space == JCS_CMYK;
+  if (static_cast<int>(d.cinfo.output_components) != (cmyk ? 4 : out.channels) ||
+      (cmyk && cmyk_row.size() != 4 * static_cast<std::size_t>(out.width)) ||
       static_cast<int>(d.cinfo.output_width) != out.width || static_cast<int>(d.cinfo.output_height) != out.height) {
     ERREXIT(&d.cinfo, JERR_BAD_LENGTH); // cannot happen without scaling; never write out of bounds
   }
   const std::size_t rb = out.row_bytes();
   while (d.cinfo.output_scanline < d.cinfo.output_height) {
     const std::size_t y = d.cinfo.output_scanline;
-    out.pixels.resize((y + 1) * rb); // grown per row: truncated files fail before a full allocation
-    JSAMPROW row = out.pixels.data() + y * rb;
+    out.pixels.resize((y + 1) * rb);
+    JSAMPROW row = cmyk ? cmyk_row.data() : out.pixels.data() + y * rb;
     jpeg_read_scanlines(&d.cinfo, &row, 1);
+    if (cmyk) adobe_cmyk_to_rgb(cmyk_row.data(), out.pixels.data() + y * rb, static_cast<std::size_t>(out.width));
   }
   jpeg_finish_decompress(&d.cinfo);
   return true;
@@ -121,6 +134,14 @@ bool compress(Compressor& c, const Image& image, int quality) {
   return true;
 }
 
+std::string failure(const std::string& source, std::size_t size, const JpegError& e, const char* part) {
+  if (e.ran_out) {
+    return source + ": truncated JPEG: the data ends after " + std::to_string(size) +
+           " bytes, before the image is complete";
+  }
+  return source + ": corrupt JPEG " + part + " (libjpeg: " + e.message + ")";
+}
+
 const char* color_space_name(J_COLOR_SPACE cs) {
   switch (cs) {
   case JCS_GRAYSCALE: return "grayscale";
@@ -134,14 +155,27 @@ const char* color_space_name(J_COLOR_SPACE cs) {
 
 } // namespace
 
+// Pillow reads every 4-component JPEG with Adobe polarity (raw mode "CMYK;I": stored 0 = full
+// ink), with or without an Adobe APP14 marker, so each sample is inverted first. convert("RGB")
+// then takes, per channel, (255 - K) scaled down by the ink: nk - nk * ink / 255, rounded to
+// nearest (the product over 255 is never exactly halfway, so +127 rounds it).
+void adobe_cmyk_to_rgb(const std::uint8_t* cmyk, std::uint8_t* rgb, std::size_t pixels) {
+  for (std::size_t i = 0; i < pixels; ++i, cmyk += 4, rgb += 3) {
+    const unsigned nk = cmyk[3]; // 255 - (255 - stored K)
+    for (int c = 0; c < 3; ++c) {
+      const unsigned ink = 255u - cmyk[c];
+      rgb[c] = static_cast<std::uint8_t>(nk - (ink * nk + 127u) / 255u);
+    }
+  }
+}
+
 Image decode_jpeg(std::span<const std::uint8_t> bytes, const std::string& source) {
   Decompressor d;
   install(d.err);
-  if (!read_header(d, bytes)) {
-    throw format_error(source + ": corrupt JPEG header (libjpeg: " + d.err.message + ")");
-  }
+  if (!read_header(d, bytes)) throw format_error(failure(source, bytes.size(), d.err, "header"));
   check_image_dimensions(d.cinfo.image_width, d.cinfo.image_height, source);
   Image out{static_cast<int>(d.cinfo.image_width), static_cast<int>(d.cinfo.image_height), 0, {}};
+  std::vector<std::uint8_t> cmyk_row; // one decoded CMYK row, for 4-component files only
   switch (d.cinfo.jpeg_color_space) {
   case JCS_GRAYSCALE:
     d.cinfo.out_color_space = JCS_GRAYSCALE;
@@ -152,16 +186,18 @@ Image decode_jpeg(std::span<const std::uint8_t> bytes, const std::string& source
     d.cinfo.out_color_space = JCS_RGB;
     out.channels = 3;
     break;
+  case JCS_CMYK:
+  case JCS_YCCK: // libjpeg converts YCCK to CMYK; Pillow opens both as mode CMYK
+    d.cinfo.out_color_space = JCS_CMYK;
+    out.channels = 3; // converted per row, as the pipeline's convert("RGB")
+    cmyk_row.resize(4 * static_cast<std::size_t>(out.width));
+    break;
   default:
     throw unsupported(source + ": JPEG colour space " + color_space_name(d.cinfo.jpeg_color_space) + " (" +
                       std::to_string(d.cinfo.num_components) +
-                      " components); expected grayscale or YCbCr/RGB, convert the image to RGB first");
+                      " components); expected grayscale, YCbCr/RGB or CMYK/YCCK, convert the image to RGB first");
   }
-  if (!read_pixels(d, out)) throw format_error(source + ": corrupt JPEG data (libjpeg: " + d.err.message + ")");
-  if (d.err.ran_out) {
-    throw format_error(source + ": truncated JPEG: the data ends after " + std::to_string(bytes.size()) +
-                       " bytes, before the image is complete");
-  }
+  if (!read_pixels(d, out, cmyk_row)) throw format_error(failure(source, bytes.size(), d.err, "data"));
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "image/codec_formats.hpp"
+#include "image/png_data_check.hpp"
 #include "z123/error.hpp"
 #include "z123/image/codec.hpp"
 
@@ -79,7 +80,8 @@ bool read_header(png_structp png, png_infop info, PngHeader& h) {
 }
 
 // Sets up the conversions of the file comment in codec.hpp; `channels` gets the output count.
-bool set_transforms(png_structp png, png_infop info, const PngHeader& h, int& channels, int& passes) {
+// Interlaced files are left to read_interlaced, pass by pass (no png_set_interlace_handling).
+bool set_transforms(png_structp png, png_infop info, const PngHeader& h, int& channels) {
   if (setjmp(png_jmpbuf(png))) return false;
   if (h.bit_depth == 16) png_set_strip_16(png); // high byte, as Pillow's ";16B" unpackers
   if (h.color_type == PNG_COLOR_TYPE_PALETTE) {
@@ -89,25 +91,70 @@ bool set_transforms(png_structp png, png_infop info, const PngHeader& h, int& ch
     png_set_expand_gray_1_2_4_to_8(png);
   }
   if (h.color_type == PNG_COLOR_TYPE_GRAY_ALPHA) png_set_gray_to_rgb(png);
-  passes = png_set_interlace_handling(png);
   png_read_update_info(png, info);
   channels = png_get_channels(png, info);
   return true;
 }
 
-// Decodes the rows into `out` (already sized for interlaced files, grown row by row otherwise so
-// a truncated file that declares a large image fails before allocating all of it).
-bool read_rows(png_structp png, int passes, Image& out) {
+// Decodes the rows of a non-interlaced file into `out`, grown row by row so a truncated file
+// that declares a large image fails before allocating all of it.
+bool read_rows(png_structp png, Image& out) {
   if (setjmp(png_jmpbuf(png))) return false;
   const std::size_t rb = out.row_bytes();
-  for (int pass = 0; pass < passes; ++pass) {
-    for (int y = 0; y < out.height; ++y) {
-      if (out.pixels.size() < (static_cast<std::size_t>(y) + 1) * rb) {
-        out.pixels.resize((static_cast<std::size_t>(y) + 1) * rb);
-      }
-      png_read_row(png, out.row(y), nullptr); // combines interlace passes into the row
+  for (int y = 0; y < out.height; ++y) {
+    out.pixels.resize((static_cast<std::size_t>(y) + 1) * rb);
+    png_read_row(png, out.row(y), nullptr);
+  }
+  return true;
+}
+
+// Moves the pixels of Adam7 passes 1-6, kept packed pass after pass, to their places in `out`.
+void spread_passes(const std::vector<std::uint8_t>& packed, Image& out) {
+  const auto w = static_cast<std::uint32_t>(out.width), h = static_cast<std::uint32_t>(out.height);
+  const auto px = static_cast<std::size_t>(out.channels);
+  const std::uint8_t* src = packed.data();
+  for (int pass = 0; pass < 6; ++pass) {
+    const Adam7Pass& p = kAdam7[pass];
+    const std::uint32_t cols = p.cols(w), rows = p.rows(h);
+    if (cols == 0) continue;
+    for (std::uint32_t r = 0; r < rows; ++r) {
+      std::uint8_t* dst = out.row(static_cast<int>(p.y0 + r * p.dy));
+      for (std::uint32_t c = 0; c < cols; ++c, src += px) std::memcpy(dst + (p.x0 + c * p.dx) * px, src, px);
     }
   }
+}
+
+// Interlaced files, without png_set_interlace_handling: libpng then hands each Adam7 pass as a
+// small image of its own (rows of the pass's width, copied into a full-width `scratch` row).
+// Passes 1-6 (all even rows) are kept packed in `packed` as they decode; the full image is
+// allocated only when pass 7 (the odd rows) begins, once half of the pixels have really been
+// decoded. So memory follows the data the file holds, not the size its header declares; combining
+// the passes into a full-size buffer from the start would allocate it all before reading a byte.
+bool read_interlaced(png_structp png, Image& out, std::vector<std::uint8_t>& packed,
+                     std::vector<std::uint8_t>& scratch) {
+  if (setjmp(png_jmpbuf(png))) return false;
+  const auto w = static_cast<std::uint32_t>(out.width), h = static_cast<std::uint32_t>(out.height);
+  const auto px = static_cast<std::size_t>(out.channels);
+  for (int pass = 0; pass < 7; ++pass) {
+    const Adam7Pass& p = kAdam7[pass];
+    const std::uint32_t cols = p.cols(w), rows = p.rows(h);
+    if (cols == 0 || rows == 0) continue; // empty passes store no rows; libpng skips them too
+    if (pass == 6) {
+      out.pixels.resize(out.size_bytes());
+      spread_passes(packed, out);
+      packed.clear(); // and give the memory back before pass 7 fills the odd rows
+      packed.shrink_to_fit();
+      for (std::uint32_t r = 0; r < rows; ++r) png_read_row(png, out.row(static_cast<int>(p.y0 + r * p.dy)), nullptr);
+      return true;
+    }
+    for (std::uint32_t r = 0; r < rows; ++r) {
+      png_read_row(png, scratch.data(), nullptr);
+      packed.insert(packed.end(), scratch.begin(), scratch.begin() + static_cast<std::ptrdiff_t>(cols * px));
+    }
+  }
+  // A single-row image has no pass 7.
+  out.pixels.resize(out.size_bytes());
+  spread_passes(packed, out);
   return true;
 }
 
@@ -166,9 +213,11 @@ Image decode_png(std::span<const std::uint8_t> bytes, const std::string& source)
   PngHeader h;
   if (!read_header(s.png, s.info, h)) throw format_error(libpng_failure(source, io));
   check_image_dimensions(h.width, h.height, source);
+  // Before anything is sized by the header (interlaced files need the whole image up front).
+  check_png_data_size(bytes, h.width, h.height, h.bit_depth, h.color_type, h.interlace != PNG_INTERLACE_NONE, source);
 
-  int channels = 0, passes = 1;
-  if (!set_transforms(s.png, s.info, h, channels, passes)) throw format_error(libpng_failure(source, io));
+  int channels = 0;
+  if (!set_transforms(s.png, s.info, h, channels)) throw format_error(libpng_failure(source, io));
   if (channels != 1 && channels != 3 && channels != 4) {
     throw internal_error(source + ": PNG colour type " + std::to_string(h.color_type) + " decoded to " +
                          std::to_string(channels) + " channels, expected 1, 3 or 4");
@@ -178,8 +227,12 @@ Image decode_png(std::span<const std::uint8_t> bytes, const std::string& source)
     throw internal_error(source + ": libpng row size " + std::to_string(png_get_rowbytes(s.png, s.info)) +
                          " bytes, expected " + std::to_string(out.row_bytes()));
   }
-  if (passes > 1) out.pixels.resize(out.size_bytes());
-  if (!read_rows(s.png, passes, out)) throw format_error(libpng_failure(source, io));
+  if (h.interlace == PNG_INTERLACE_NONE) {
+    if (!read_rows(s.png, out)) throw format_error(libpng_failure(source, io));
+  } else {
+    std::vector<std::uint8_t> packed, scratch(out.row_bytes());
+    if (!read_interlaced(s.png, out, packed, scratch)) throw format_error(libpng_failure(source, io));
+  }
   // Trailing chunks after the image data are not read: like Pillow, a missing IEND is tolerated.
   return out;
 }

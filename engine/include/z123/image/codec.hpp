@@ -7,13 +7,16 @@
 //    a tRNS chunk (Pillow's convert("RGBA")); gray+alpha becomes RGBA (convert("RGBA")); a tRNS
 //    colour key on gray/RGB is ignored, as Pillow keeps those images opaque; gAMA/iCCP are ignored.
 //  * JPEG: libjpeg's default decode (islow DCT, fancy upsampling, as Pillow uses it), gray ->
-//    1 channel, YCbCr/RGB -> RGB; CMYK/YCCK are rejected (`unsupported`: convert to RGB first).
+//    1 channel, YCbCr/RGB -> RGB; CMYK and YCCK (print workflows) -> RGB as the pipeline's
+//    Image.open(f).convert("RGB"): Pillow reads every 4-component JPEG as Adobe-inverted CMYK,
+//    marker or not, then R = (255 - K) * (1 - C / 255) rounded, likewise G from M and B from Y.
 // EXIF orientation and colour profiles are not applied (Image.open does not apply them either).
 // The format is sniffed from the signature, never from the file name.
 //
 // Every failure is a z123::Error naming `source` (the file): empty, unknown signature, truncated
-// or corrupt data -> format_error; dimensions beyond kMaxImageSide / kMaxImagePixels -> format_error
-// before any pixel buffer is allocated. libpng's longjmp and libjpeg's error_exit are caught in
+// or corrupt data -> format_error; dimensions beyond kMaxImageSide / kMaxImagePixels, or a PNG
+// whose compressed data is too small to hold the declared pixels -> format_error before any pixel
+// buffer is allocated. libpng's longjmp and libjpeg's error_exit are caught in
 // the codec and turned into these errors without leaking the decoder state.
 #pragma once
 
