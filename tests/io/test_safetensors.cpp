@@ -96,6 +96,29 @@ TEST(SafetensorsTest, OpenFromDiskAndMove) {
   EXPECT_EQ(to_f32(moved.at("x")), values); // spans survive the move
 }
 
+// A weight file truncated while it is mapped (replaced or cut short during loading): the pages
+// past the new end raise SIGBUS, which the readers turn into an Io error naming the tensor. The
+// process survives and the part still in the file reads normally.
+TEST(SafetensorsTest, FileTruncatedWhileMappedGivesAnErrorNotSigbus) {
+  z123::test::TempDir dir;
+  SafetensorsWriter w;
+  std::vector<float> values(1 << 20); // 4 MiB: many pages past the cut
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 1000);
+  w.add_f32("big", {1024, 1024}, values);
+  const auto path = dir.path() / "w.safetensors";
+  w.write(path);
+  const SafetensorsFile f = SafetensorsFile::open(path);
+  std::filesystem::resize_file(path, 64 * 1024); // the header and the first ~60 KiB stay
+  std::vector<std::uint16_t> head(1000);
+  convert_range_to_f16(f.at("big"), 0, 1, head); // still in the file
+  EXPECT_EQ(f16_to_f32(head[999]), 999.0f);
+  std::vector<float> all(values.size());
+  expect_error([&] { convert_to_f32(f.at("big"), all); }, ErrorKind::Io, {"'big'", "shrank"});
+  std::vector<std::uint16_t> all16(values.size());
+  expect_error([&] { convert_to_f16(f.at("big"), all16); }, ErrorKind::Io, {"'big'", "shrank"});
+  f.prefetch(); // touches every page: must not crash either
+}
+
 TEST(SafetensorsTest, ConversionsRoundToNearestEven) {
   SafetensorsWriter w;
   // 1 + 2^-11 is exactly between halves 1.0 and 1.0009765625 -> even (1.0).

@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cmath>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "support/golden.hpp"
 #include "z123/engine.hpp"
@@ -99,4 +101,40 @@ TEST(EngineApi, OptionChecksNeedNoModel) {
   o = quick(1);
   o.spacing = "";
   rejects(o, "spacing");
+}
+
+// The threading contract of engine.hpp: concurrent calls on one engine are serialized and each
+// gives its seed's result, while a second engine on the same device runs beside them; re-entry
+// from the progress callback is refused instead of deadlocking. Without guidance (one half, no
+// zero-image encode) to keep it short on lavapipe.
+TEST(EngineApi, ConcurrentCallsAreSerializedAndTwoEnginesShareADevice) {
+  auto engine = open_tiny();
+  auto second = open_tiny(); // same device, its own programs and memory
+  Image input = load_image(test::golden_dir() / "pipeline_input.png");
+  GenerateOptions o = quick(5);
+  o.guidance_scale = 1.0f;
+  const Image want = engine->generate(input, o).image;
+
+  Image got[3];
+  std::thread t0([&] { got[0] = engine->generate(input, o).image; });
+  std::thread t1([&] { got[1] = engine->generate(input, o).image; });
+  std::thread t2([&] { got[2] = second->generate(input, o).image; });
+  t0.join();
+  t1.join();
+  t2.join();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(got[i].pixels, want.pixels) << "call " << i;
+
+  GenerateOptions nested = o;
+  bool refused = false;
+  nested.on_step = [&](int, int) {
+    try {
+      engine->generate(input, o);
+    } catch (const Error& e) {
+      refused = e.kind() == ErrorKind::InvalidArgument;
+    }
+  };
+  EXPECT_EQ(engine->generate(input, nested).image.pixels, want.pixels);
+  EXPECT_TRUE(refused);
+  EXPECT_EQ(engine->validation_errors(), 0u);
+  EXPECT_EQ(second->validation_errors(), 0u);
 }

@@ -3,8 +3,14 @@
 // novel views (2 columns × 3 rows, spec §12).
 //
 // Threading: an Engine may be used from several threads, one call at a time: generate() holds an
-// internal lock for its whole duration, so concurrent calls are serialized, never interleaved.
-// The `cancel` flag and the progress callback are the ways to interact with a running call.
+// internal lock for its whole duration, so concurrent calls are serialized, never interleaved,
+// and each gives the result it would give alone. The const accessors (device_name(), load
+// report, ...) read state fixed by open() and may be called at any time from any thread.
+// Calling generate() from inside a running call's on_step callback (the same thread, which
+// holds the lock) is refused with InvalidArgument instead of deadlocking. The engine must not be
+// destroyed while a call is running. Several engines may share one device, each on its own
+// threads (two elements in one pipeline). The `cancel` flag and the progress callback are the
+// ways to interact with a running call.
 #pragma once
 
 #include <array>

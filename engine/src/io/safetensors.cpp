@@ -1,6 +1,8 @@
 #include "z123/io/safetensors.hpp"
 
 #include "io/json_util.hpp"
+#include "io/sigbus_guard.hpp"
+#include "z123/fault.hpp"
 #include "z123/error.hpp"
 #include "z123/half.hpp"
 #include "z123/io/mapped_file.hpp"
@@ -8,6 +10,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <optional>
 
@@ -330,10 +333,8 @@ void check_range(const TensorView& tensor, std::uint64_t first, std::uint64_t st
                            std::to_string(tensor.numel) + " elements");
 }
 
-} // namespace
-
-void convert_range_to_f32(const TensorView& tensor, std::uint64_t first, std::uint64_t stride, std::span<float> out) {
-  check_range(tensor, first, stride, out.size());
+// The plain copies behind convert_range_to_f32 / _f16 (which guard them, see read_guarded).
+void copy_range_to_f32(const TensorView& tensor, std::uint64_t first, std::uint64_t stride, std::span<float> out) {
   const std::byte* p = tensor.bytes.data();
   const std::size_t n = out.size();
   switch (tensor.dtype) {
@@ -353,9 +354,8 @@ void convert_range_to_f32(const TensorView& tensor, std::uint64_t first, std::ui
   }
 }
 
-void convert_range_to_f16(const TensorView& tensor, std::uint64_t first, std::uint64_t stride,
-                          std::span<std::uint16_t> out) {
-  check_range(tensor, first, stride, out.size());
+void copy_range_to_f16(const TensorView& tensor, std::uint64_t first, std::uint64_t stride,
+                       std::span<std::uint16_t> out) {
   const std::byte* p = tensor.bytes.data();
   const std::size_t n = out.size();
   switch (tensor.dtype) {
@@ -377,6 +377,30 @@ void convert_range_to_f16(const TensorView& tensor, std::uint64_t first, std::ui
     for (std::size_t i = 0; i < n; ++i) out[i] = f32_to_f16(bf16_to_f32(load_u16(p, first + i * stride)));
     return;
   }
+}
+
+// Reads through the SIGBUS guard: a weight file truncated while it loads gives an Io error
+// naming the tensor, not a crash. Also the FileRead fault-injection point (z123/fault.hpp).
+void read_guarded(const TensorView& tensor, const std::function<void()>& copy) {
+  if (fault_fires(FaultPoint::FileRead))
+    throw io_error("reading tensor '" + tensor.name + "' failed: Input/output error (injected fault)");
+  if (!run_catching_sigbus(copy))
+    throw io_error("reading tensor '" + tensor.name +
+                   "' failed: its file shrank or was replaced while the model was loading (SIGBUS); "
+                   "do not change the model folder while it is being opened");
+}
+
+} // namespace
+
+void convert_range_to_f32(const TensorView& tensor, std::uint64_t first, std::uint64_t stride, std::span<float> out) {
+  check_range(tensor, first, stride, out.size());
+  read_guarded(tensor, [&] { copy_range_to_f32(tensor, first, stride, out); });
+}
+
+void convert_range_to_f16(const TensorView& tensor, std::uint64_t first, std::uint64_t stride,
+                          std::span<std::uint16_t> out) {
+  check_range(tensor, first, stride, out.size());
+  read_guarded(tensor, [&] { copy_range_to_f16(tensor, first, stride, out); });
 }
 
 void convert_to_f32(const TensorView& tensor, std::span<float> out) {

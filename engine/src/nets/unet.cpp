@@ -28,11 +28,31 @@ const Tensor* ReferenceCache::find(const std::string& layer, char kv) const {
   return it == tensors_.end() ? nullptr : &it->second;
 }
 
+std::vector<std::string> ReferenceCache::layers(char kv) const {
+  std::vector<std::string> out;
+  const std::string suffix = std::string(".") + kv;
+  for (const auto& [key, t] : tensors_)
+    if (key.size() > suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0)
+      out.push_back(key.substr(0, key.size() - suffix.size()));
+  return out;
+}
+
 uint64_t ReferenceCache::bytes() const {
   uint64_t b = 0;
   for (const auto& [k, t] : tensors_) b += t.buf().size();
   return b;
 }
+
+namespace {
+
+// The cross-attention keys and values of layer `attn2` (its checkpoint prefix): ctx projected.
+void project_context(Kernels& k, vk::Recording& rec, const Weights& w, const Tensor& ctx, const std::string& attn2,
+                     const Tensor& keys, const Tensor& values) {
+  linear(k, rec, ctx, w.at(attn2 + ".to_k.weight"), nullptr, keys);
+  linear(k, rec, ctx, w.at(attn2 + ".to_v.weight"), nullptr, values);
+}
+
+} // namespace
 
 // ---------------------------------------------------------------------------------------------
 // One recorded forward pass: the context every block needs, and the reference bookkeeping.
@@ -42,6 +62,7 @@ struct UNet::Pass {
   const Tensor& ctx;
   RefMode mode;
   ReferenceCache* cache;
+  ReferenceCache* context_kv; // cross-attention keys/values computed once per image, or nullptr
   Tensor silu_emb;
   int attn1_left = 0; // attn1 layers still to come; the write pass stops when it reaches 0
 
@@ -99,16 +120,24 @@ struct UNet::Pass {
     Tensor n2 = c.ws.acquire(dt, {B, N, C}, p + "norm2");
     layer_norm(c.k, c.rec, h1, c.w.at(p + "norm2.weight"), c.w.at(p + "norm2.bias"), n2, ln_eps);
     Tensor q2 = c.ws.acquire(dt, {B, N, C}, p + "attn2.q");
-    Tensor k2t = c.ws.acquire(dt, {B, L, C}, p + "attn2.k"), v2t = c.ws.acquire(dt, {B, L, C}, p + "attn2.v");
     linear(c.k, c.rec, n2, c.w.at(p + "attn2.to_q.weight"), nullptr, q2);
-    linear(c.k, c.rec, ctx, c.w.at(p + "attn2.to_k.weight"), nullptr, k2t);
-    linear(c.k, c.rec, ctx, c.w.at(p + "attn2.to_v.weight"), nullptr, v2t);
     c.ws.release(n2);
+    Tensor k2t, v2t;
+    if (context_kv) { // filled by record_context(), once per image
+      k2t = context_kv->slot(p + "attn2", 'k', dt, {B, L, C});
+      v2t = context_kv->slot(p + "attn2", 'v', dt, {B, L, C});
+    } else {
+      k2t = c.ws.acquire(dt, {B, L, C}, p + "attn2.k");
+      v2t = c.ws.acquire(dt, {B, L, C}, p + "attn2.v");
+      project_context(c.k, c.rec, c.w, ctx, p + "attn2", k2t, v2t);
+    }
     Tensor a2 = c.ws.acquire(dt, {B, N, C}, p + "attn2.out");
     attention(c.k, c.rec, {&q2}, {&k2t}, {&v2t}, a2, ap);
     c.ws.release(q2);
-    c.ws.release(k2t);
-    c.ws.release(v2t);
+    if (!context_kv) {
+      c.ws.release(k2t);
+      c.ws.release(v2t);
+    }
     Tensor h2 = c.ws.acquire(dt, {B, N, C}, p + "h2");
     linear(c.k, c.rec, a2, c.w.at(p + "attn2.to_out.0.weight"), &c.w.at(p + "attn2.to_out.0.bias"), h2, Epilogue::None,
            &h1);
@@ -184,8 +213,19 @@ std::vector<float> UNet::timestep_frequencies(float t) const {
   return e;
 }
 
+void UNet::record_context(vk::Recording& rec, const Tensor& ctx, ReferenceCache& context_kv) {
+  for (const std::string& layer : context_kv.layers('k')) {
+    const Tensor* k = context_kv.find(layer, 'k');
+    const Tensor* v = context_kv.find(layer, 'v');
+    if (!v) throw internal_error("UNet context cache: no value slot for " + layer);
+    if (k->dim(0) != ctx.dim(0) || k->dim(1) != ctx.dim(1))
+      throw internal_error("UNet context cache: " + layer + " was recorded for another context shape");
+    project_context(k_, rec, weights_, ctx, layer, *k, *v);
+  }
+}
+
 void UNet::record(vk::Recording& rec, Workspace& ws, const Tensor& sample, const Tensor& t_freq, const Tensor& ctx,
-                  const Tensor* out, RefMode mode, ReferenceCache* cache) {
+                  const Tensor* out, RefMode mode, ReferenceCache* cache, ReferenceCache* context_kv) {
   const auto& ch = config_.block_out_channels;
   const size_t levels = ch.size();
   const DType dt = weights_.storage();
@@ -195,7 +235,7 @@ void UNet::record(vk::Recording& rec, Workspace& ws, const Tensor& sample, const
   if (sample.dim(1) % (1 << (levels - 1)) || sample.dim(2) % (1 << (levels - 1)))
     throw unsupported("UNet sample " + sample.describe() + ": height and width must be multiples of " +
                       std::to_string(1 << (levels - 1)));
-  Pass P{{k_, rec, ws, weights_}, config_, ctx, mode, cache, {}, 0};
+  Pass P{{k_, rec, ws, weights_}, config_, ctx, mode, cache, context_kv, {}, 0};
   if (mode == RefMode::Write) {
     // Count the attn1 layers, so the write pass knows where its useful work ends.
     for (size_t i = 0; i < levels; ++i) {

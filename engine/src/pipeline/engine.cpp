@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <thread>
 
 #include "pipeline/host_math.hpp"
 #include "pipeline/sampling_plan.hpp"
@@ -32,6 +33,10 @@ struct StepProgram {
   int64_t h = 0, w = 0, hr = 0, wr = 0;
   int halves = 0;
   std::unique_ptr<nets::ReferenceCache> cache;
+  // The cross-attention keys/values of ctx (constant over an image's steps), and the program
+  // that computes them once per image (UNet::record_context).
+  std::unique_ptr<nets::ReferenceCache> context_kv;
+  std::unique_ptr<vk::Recording> context_rec;
   vk::Buffer params;              // kernels::StepParams, host-visible
   Tensor t_freq;                  // [halves, 320] host-visible
   Tensor ref_noise, anc_noise;    // fp32 host-visible
@@ -77,7 +82,17 @@ struct Engine::Impl {
   std::unique_ptr<StepProgram> step;
   std::unique_ptr<ConditionProgram> condition;
   std::unique_ptr<DecodeProgram> decode;
+  // Work may still be in flight after an error (a failed wait, a failure half-way through
+  // open()): the buffers the members free must be idle first. On a lost device the wait reports
+  // an error, which changes nothing about tearing down.
+  ~Impl() {
+    if (device) try {
+        device->wait_idle();
+      } catch (const Error&) {
+      }
+  }
   std::mutex mutex;
+  std::atomic<std::thread::id> generating{}; // the thread inside generate(), to refuse re-entry
   LoadReport load;
   uint64_t weight_bytes = 0;
 
@@ -120,8 +135,8 @@ struct Engine::Impl {
   }
   // Closes the recordings (their first submission would otherwise): waits for their pipelines.
   void finish_programs() {
-    for (vk::Recording* r : {step ? step->rec.get() : nullptr, condition ? condition->rec.get() : nullptr,
-                             decode ? decode->rec.get() : nullptr})
+    for (vk::Recording* r : {step ? step->rec.get() : nullptr, step ? step->context_rec.get() : nullptr,
+                             condition ? condition->rec.get() : nullptr, decode ? decode->rec.get() : nullptr})
       if (r) r->finish();
   }
   // Drops every recorded program and the scratch pool (a new output size: the old recordings
@@ -283,10 +298,15 @@ StepProgram& Engine::Impl::step_program(int64_t h, int64_t w, int64_t hr, int64_
   auto& rec = *p->rec;
   const uint32_t ref_count = static_cast<uint32_t>(B * hr * wr * c), count = static_cast<uint32_t>(h * w * c);
   kernels::sampler_ref_input(*k, rec, p->params, p->cond_lat, p->ref_noise, p->ref_in, ref_count);
-  unet->record(rec, *scratch, p->ref_in, p->t_freq, p->ctx, nullptr, nets::RefMode::Write, p->cache.get());
+  p->context_kv = std::make_unique<nets::ReferenceCache>(*device);
+  unet->record(rec, *scratch, p->ref_in, p->t_freq, p->ctx, nullptr, nets::RefMode::Write, p->cache.get(),
+               p->context_kv.get());
   kernels::sampler_main_input(*k, rec, p->params, p->x, p->main_in, count);
-  unet->record(rec, *scratch, p->main_in, p->t_freq, p->ctx, &p->v, nets::RefMode::Read, p->cache.get());
+  unet->record(rec, *scratch, p->main_in, p->t_freq, p->ctx, &p->v, nets::RefMode::Read, p->cache.get(),
+               p->context_kv.get());
   kernels::sampler_step(*k, rec, p->params, p->x, p->v, p->anc_noise, count);
+  p->context_rec = std::make_unique<vk::Recording>(*device);
+  unet->record_context(*p->context_rec, p->ctx, *p->context_kv);
   step = std::move(p);
   return *step;
 }
@@ -341,7 +361,15 @@ void check_generate_options(const GenerateOptions& o) {
 
 GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
   check_generate_options(o);
+  if (impl_->generating.load() == std::this_thread::get_id())
+    throw invalid_argument("generate() called from inside a running generate() (its on_step callback): the "
+                           "engine runs one call at a time, so this would wait for itself forever");
   std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->generating.store(std::this_thread::get_id());
+  struct ClearOwner {
+    std::atomic<std::thread::id>& id;
+    ~ClearOwner() { id.store(std::thread::id{}); }
+  } clear_owner{impl_->generating};
   Impl& m = *impl_;
   auto t_total = Clock::now();
   GenerateResult result;
@@ -422,6 +450,7 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
   StepProgram& sp = m.step_program(h, w, hr, wr, halves);
   upload(*m.device, sp.cond_lat, cond_lat);
   upload(*m.device, sp.ctx, ctx);
+  m.device->run(*sp.context_rec);
   std::vector<float> x = noise(2, inj ? &inj->initial : nullptr, 1, h, w);
   for (float& v : x) v *= plan.init_noise_sigma;
   upload(*m.device, sp.x, x);

@@ -1,4 +1,5 @@
 #include "z123/vk/device.hpp"
+#include "z123/fault.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -183,7 +184,14 @@ Device::~Device() {
   vkDestroyDevice(device_, nullptr);
 }
 
+void Device::throw_if_lost() const {
+  if (lost_.load())
+    throw VulkanError(VK_ERROR_DEVICE_LOST, "using device '" + info_.name +
+                                                "', which was lost earlier (the engine must be opened again)");
+}
+
 uint64_t Device::submit(Recording& recording) {
+  throw_if_lost();
   if (!recording.finished()) recording.finish();
   if (recording.last_submit) wait(recording.last_submit);
   std::lock_guard<std::mutex> lock(queue_mutex_);
@@ -198,9 +206,10 @@ uint64_t Device::submit(Recording& recording) {
   si.pCommandBuffers = &cmd;
   si.signalSemaphoreCount = 1;
   si.pSignalSemaphores = &timeline_;
-  VkResult r = vkQueueSubmit(queue_, 1, &si, VK_NULL_HANDLE);
+  VkResult r = fault_fires(FaultPoint::Submit) ? VK_ERROR_DEVICE_LOST : vkQueueSubmit(queue_, 1, &si, VK_NULL_HANDLE);
   if (r != VK_SUCCESS) {
     --timeline_value_;
+    if (r == VK_ERROR_DEVICE_LOST) lost_.store(true);
     throw VulkanError(r, "vkQueueSubmit");
   }
   recording.last_submit = value;
@@ -212,13 +221,16 @@ uint64_t Device::submit(Recording& recording) {
 }
 
 void Device::wait(uint64_t value, uint64_t timeout_ms) {
+  throw_if_lost();
   VkSemaphoreWaitInfo wi{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
   wi.semaphoreCount = 1;
   wi.pSemaphores = &timeline_;
   wi.pValues = &value;
-  VkResult r = vkWaitSemaphores(device_, &wi, timeout_ms * 1000000ull);
+  VkResult r =
+      fault_fires(FaultPoint::Wait) ? VK_ERROR_DEVICE_LOST : vkWaitSemaphores(device_, &wi, timeout_ms * 1000000ull);
   if (r == VK_TIMEOUT)
     throw Error(ErrorKind::Vulkan, "GPU work did not finish within " + std::to_string(timeout_ms) + " ms");
+  if (r == VK_ERROR_DEVICE_LOST) lost_.store(true);
   check(r, "vkWaitSemaphores");
   std::lock_guard<std::mutex> lock(profile_mutex_);
   for (auto it = profile_pending_.begin(); it != profile_pending_.end();) {

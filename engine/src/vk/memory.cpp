@@ -1,4 +1,5 @@
 #include "z123/vk/memory.hpp"
+#include "z123/fault.hpp"
 
 #include <algorithm>
 
@@ -123,7 +124,8 @@ Allocator::Block* Allocator::new_block(uint64_t size, uint32_t type_index, bool 
   ai.allocationSize = size;
   ai.memoryTypeIndex = type_index;
   VkDeviceMemory mem = VK_NULL_HANDLE;
-  VkResult r = vkAllocateMemory(device_, &ai, nullptr, &mem);
+  VkResult r = fault_fires(FaultPoint::AllocateMemory) ? VK_ERROR_OUT_OF_DEVICE_MEMORY
+                                                         : vkAllocateMemory(device_, &ai, nullptr, &mem);
   if (r != VK_SUCCESS)
     throw Error(ErrorKind::OutOfMemory, "allocating " + mib(size) + " of device memory for " + why + " failed (" +
                                             result_name(r) + "); already held: " + mib(stats_.allocated_bytes) +
@@ -178,7 +180,8 @@ Buffer Allocator::create_buffer(VkDeviceSize bytes, MemoryUsage usage, const std
              (bindable ? VK_BUFFER_USAGE_STORAGE_BUFFER_BIT : 0);
   bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   VkBuffer vb = VK_NULL_HANDLE;
-  check(vkCreateBuffer(device_, &bi, nullptr, &vb), ("vkCreateBuffer for '" + name + "'").c_str());
+  check(fault_fires(FaultPoint::CreateBuffer) ? VK_ERROR_OUT_OF_DEVICE_MEMORY : vkCreateBuffer(device_, &bi, nullptr, &vb),
+        ("vkCreateBuffer for '" + name + "'").c_str());
   VkMemoryRequirements req{};
   vkGetBufferMemoryRequirements(device_, vb, &req);
 

@@ -12,6 +12,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "z123/kernels/kernels.hpp"
 #include "z123/model/configs.hpp"
@@ -22,14 +23,18 @@ namespace z123::nets {
 
 enum class RefMode { None, Write, Read };
 
-// Reference keys/values per attn1 layer (keyed by the layer's checkpoint prefix). Owns its
-// buffers so they outlive the write pass's workspace use and are reused across steps.
+// Keys/values per attention layer (keyed by the layer's checkpoint prefix, "...attn1"). Owns its
+// buffers so they outlive a pass's workspace use and are reused across steps. Two uses: the
+// reference keys/values of the attn1 layers (written by the reference pass, read by the main
+// pass), and the cross-attention keys/values of the attn2 layers (see UNet::record_context).
 class ReferenceCache {
 public:
   explicit ReferenceCache(vk::Device& device) : device_(device) {}
   // The K or V tensor of a layer, created on first use with this shape.
   const Tensor& slot(const std::string& layer, char kv, DType dtype, const std::vector<int64_t>& shape);
   const Tensor* find(const std::string& layer, char kv) const;
+  // The layers that have a slot for `kv`, in key order.
+  std::vector<std::string> layers(char kv) const;
   uint64_t bytes() const;
 
 private:
@@ -44,8 +49,17 @@ public:
 
   // sample: [B, h, w, in_channels]; t_freq: [B, block_out_channels[0]] sinusoidal embedding of the
   // timestep (timestep_frequencies()); ctx: [B, 77, cross_attention_dim]; out: [B, h, w, out_ch].
+  // context_kv: where given, every cross-attention (attn2) layer reads its keys and values of
+  // ctx from this cache (a slot per layer is created here) instead of projecting ctx itself;
+  // record_context() then computes them. The context is the same for every step of an image,
+  // so the step program leaves these projections (two per layer and pass) to a program run once
+  // per image.
   void record(vk::Recording& rec, Workspace& ws, const Tensor& sample, const Tensor& t_freq, const Tensor& ctx,
-              const Tensor* out, RefMode mode = RefMode::None, ReferenceCache* cache = nullptr);
+              const Tensor* out, RefMode mode = RefMode::None, ReferenceCache* cache = nullptr,
+              ReferenceCache* context_kv = nullptr);
+  // Projects ctx [B, 77, cross_attention_dim] into the keys and values of every attn2 layer that
+  // has a slot in context_kv (made by record() with the same ctx shape).
+  void record_context(vk::Recording& rec, const Tensor& ctx, ReferenceCache& context_kv);
 
   // The sinusoidal timestep embedding in fp32 on the host (spec §9.2): [cos, sin] with
   // flip_sin_to_cos, frequencies exp(-ln(10000)·k/(half - freq_shift)).

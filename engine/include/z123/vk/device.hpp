@@ -6,6 +6,7 @@
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -103,6 +104,10 @@ private:
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
   VkSemaphore timeline_ = VK_NULL_HANDLE;
   uint64_t timeline_value_ = 0;
+  // Set when a submission or wait reported VK_ERROR_DEVICE_LOST: every later submit() and wait()
+  // fails at once with the same error (a lost device stays lost; the engine must be reopened).
+  std::atomic<bool> lost_{false};
+  void throw_if_lost() const;
   mutable std::mutex queue_mutex_;
   mutable std::mutex pool_mutex_;
   std::unique_ptr<Allocator> allocator_;

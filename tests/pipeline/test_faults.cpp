@@ -1,0 +1,104 @@
+// Fault injection (z123/fault.hpp) while opening the tiny model and generating one image: each
+// kind of call that can fail on a real system (device memory, buffer and pipeline creation,
+// queue submission and waiting as on a lost device, reading a weight file) is made to fail at
+// its 1st, 2nd, 3rd, 5th, 8th, ... call, until the call count runs past what one open and one
+// generation make. Each failure must surface as a z123::Error of the expected kind whose message
+// names what failed; afterwards, with nothing armed, a new engine opens and gives the same image
+// as before, with no validation error, and no file descriptor has leaked.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+
+#include <string>
+
+#include "support/golden.hpp"
+#include "z123/engine.hpp"
+#include "z123/fault.hpp"
+#include "z123/image/codec.hpp"
+
+using namespace z123;
+
+namespace {
+
+EngineOptions tiny_options() {
+  EngineOptions eo;
+  eo.validation = true;
+  if (const char* d = std::getenv("Z123_TEST_DEVICE")) eo.device = d;
+  return eo;
+}
+
+// Without guidance (one half, no zero-image encode): each generation is short on lavapipe.
+GenerateOptions quick() {
+  GenerateOptions o;
+  o.steps = 2;
+  o.guidance_scale = 1.0f;
+  o.width = 128;
+  o.height = 192;
+  o.seed = 7;
+  return o;
+}
+
+int open_fds() {
+  int n = 0;
+  if (DIR* d = opendir("/proc/self/fd")) {
+    while (readdir(d)) ++n;
+    closedir(d);
+  }
+  return n;
+}
+
+struct Expectation {
+  FaultPoint point;
+  ErrorKind kind;
+  const char* names; // a part of the message that says what failed
+};
+
+class FaultInjection : public ::testing::TestWithParam<Expectation> {
+protected:
+  void TearDown() override { disarm_faults(); }
+};
+
+} // namespace
+
+TEST_P(FaultInjection, EveryFailureIsAClearErrorAndTheEngineRecovers) {
+  const Expectation e = GetParam();
+  const Image input = load_image(test::golden_dir() / "pipeline_input.png");
+  static const Image reference = Engine::open(test::tiny_model_dir(), tiny_options())->generate(input, quick()).image;
+  const int fds = open_fds();
+
+  int failures = 0;
+  for (uint64_t a = 1, b = 2, nth = 1; nth < 100000; nth = a + b, a = b, b = nth) { // 1 2 3 5 8 ...
+    SCOPED_TRACE(std::string(fault_point_name(e.point)) + " failing at call " + std::to_string(a));
+    arm_fault(e.point, a, /*sticky=*/e.point == FaultPoint::Submit || e.point == FaultPoint::Wait);
+    bool failed = false;
+    try {
+      auto engine = Engine::open(test::tiny_model_dir(), tiny_options());
+      const Image got = engine->generate(input, quick()).image;
+      EXPECT_EQ(got.pixels, reference.pixels) << "no error, so the result must be right";
+    } catch (const Error& err) {
+      failed = true;
+      ++failures;
+      EXPECT_EQ(err.kind(), e.kind) << err.what();
+      EXPECT_NE(std::string(err.what()).find(e.names), std::string::npos) << err.what();
+    }
+    disarm_faults();
+    if (!failed) break; // this point is called fewer than `a` times in one open + generate
+  }
+  EXPECT_GE(failures, 1) << "the fault point was never reached";
+
+  auto engine = Engine::open(test::tiny_model_dir(), tiny_options());
+  EXPECT_EQ(engine->generate(input, quick()).image.pixels, reference.pixels);
+  EXPECT_EQ(engine->validation_errors(), 0u);
+  engine.reset();
+  EXPECT_EQ(open_fds(), fds) << "file descriptors leaked";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Points, FaultInjection,
+    ::testing::Values(Expectation{FaultPoint::AllocateMemory, ErrorKind::OutOfMemory, "allocating"},
+                      Expectation{FaultPoint::CreateBuffer, ErrorKind::OutOfMemory, "vkCreateBuffer"},
+                      Expectation{FaultPoint::CreatePipeline, ErrorKind::OutOfMemory, "vkCreateComputePipelines"},
+                      Expectation{FaultPoint::Submit, ErrorKind::Vulkan, "VK_ERROR_DEVICE_LOST"},
+                      Expectation{FaultPoint::Wait, ErrorKind::Vulkan, "VK_ERROR_DEVICE_LOST"},
+                      Expectation{FaultPoint::FileRead, ErrorKind::Io, "reading tensor"}),
+    [](const ::testing::TestParamInfo<Expectation>& p) { return std::string(fault_point_name(p.param.point)); });
