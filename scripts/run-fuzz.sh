@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (tests/fuzz) with clang + ASan/UBSan in a separate build dir and
-# runs each for a short while, starting from the seed corpora in tests/fuzz/corpus/. Fails (non-zero
-# exit) if a target crashes, leaks or trips a sanitizer; the crashing input is left in
+# runs each for a short while, starting from the seed corpora in tests/fuzz/corpus/<target>/. Fails
+# (non-zero exit) if a target crashes, leaks, trips a sanitizer or allocates absurdly (over
+# libFuzzer's default 2 GB malloc / RSS limits); the crashing input is left in
 # $BUILD_DIR/fuzz-artifacts/.
 #
-# Usage: scripts/run-fuzz.sh            (env: FUZZ_SECONDS=15, BUILD_DIR=<repo>/build-fuzz)
+# Usage: scripts/run-fuzz.sh   (env: FUZZ_SECONDS=15 per target, BUILD_DIR=<repo>/build-fuzz,
+#                               FUZZ_JOBS=<cores> build jobs)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -30,10 +32,12 @@ if ! CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja \
   echo "run-fuzz: ERROR: configuring the fuzz build failed (above; also in $build/configure.log)" >&2
   exit 1
 fi
-cmake --build "$build" --target fuzz_safetensors fuzz_configs
+# One entry per tests/fuzz/fuzz_<target>.cpp, each seeded from tests/fuzz/corpus/<target>/.
+targets=(safetensors configs model_index preprocessor image)
+cmake --build "$build" --parallel "${FUZZ_JOBS:-$(nproc)}" --target "${targets[@]/#/fuzz_}"
 
 mkdir -p "$build/fuzz-artifacts"
-for target in safetensors configs; do
+for target in "${targets[@]}"; do
   # New inputs go to a scratch corpus in the build dir; the checked-in seeds stay untouched.
   work="$build/fuzz-corpus/$target"
   mkdir -p "$work"

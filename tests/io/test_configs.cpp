@@ -314,9 +314,9 @@ TEST(ConfigsTest, InconsistentUnetValues) {
       [] { parse_unet_config(R"({"use_linear_projection": true, "up_block_types": ["UpBlock2D"]})", "u.json"); },
       ErrorKind::Model, {"key 'up_block_types': expected 4 entries (one per block_out_channels entry), found 1"});
   expect_error([] { parse_unet_config(R"({"use_linear_projection": true, "layers_per_block": 0})", "u.json"); },
-               ErrorKind::Model, {"key 'layers_per_block': entry 0 is 0, expected a positive integer"});
+               ErrorKind::Model, {"key 'layers_per_block' is 0, expected an integer in 1..16"});
   expect_error([] { parse_unet_config(R"({"use_linear_projection": true, "block_out_channels": []})", "u.json"); },
-               ErrorKind::Model, {"key 'block_out_channels': expected at least one entry, found none"});
+               ErrorKind::Model, {"key 'block_out_channels': expected 1..8 entries, found 0"});
 }
 
 TEST(ConfigsTest, UnsupportedOrInvalidOtherConfigs) {
@@ -356,7 +356,7 @@ TEST(ConfigsTest, UnsupportedOrInvalidOtherConfigs) {
   expect_error([] { parse_preprocessor_config(R"({"resample": 1})", "p.json"); }, ErrorKind::Unsupported,
                {"key 'resample' is 1 (lanczos); the engine implements only 2 (bilinear), 3 (bicubic)"});
   expect_error([] { parse_preprocessor_config(R"({"image_std": [0.5, 0, 0.5]})", "p.json"); }, ErrorKind::Model,
-               {"key 'image_std': channel 1 is 0"});
+               {"key 'image_std[1]' is 0, expected a number in [1e-06, 255]"});
   expect_error([] { parse_preprocessor_config(R"({"image_processor_type": "SiglipImageProcessor"})", "p.json"); },
                ErrorKind::Unsupported, {"processor type \"SiglipImageProcessor\""});
   // Legacy integer forms.

@@ -25,8 +25,9 @@ struct RunResult {
   std::string output; // stdout + stderr
 };
 
-RunResult run_inspect(const std::string& args) {
-  const std::string cmd = std::string("'") + Z123_INSPECT_TOOL + "' " + args + " 2>&1";
+// `limits` is a shell prefix run before the tool (e.g. "ulimit -v N; timeout 60").
+RunResult run_inspect_with_limits(const std::string& limits, const std::string& args) {
+  const std::string cmd = limits + " '" + Z123_INSPECT_TOOL + "' " + args + " 2>&1";
   RunResult r;
   FILE* pipe = ::popen(cmd.c_str(), "r");
   if (pipe == nullptr) return r;
@@ -37,6 +38,8 @@ RunResult run_inspect(const std::string& args) {
   r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
   return r;
 }
+
+RunResult run_inspect(const std::string& args) { return run_inspect_with_limits("", args); }
 
 std::string quote(const fs::path& p) { return "'" + p.string() + "'"; }
 
@@ -185,6 +188,62 @@ TEST_F(InspectToolTest, ConsistencyProblemsFailTheCheck) {
   EXPECT_OUTPUT_HAS(r, "inconsistent: feature_extractor_clip/preprocessor_config.json crop_size is 196x196, "
                        "expected vision_encoder/config.json image_size 224");
   EXPECT_OUTPUT_HAS(r, "result: 1 problem\n");
+}
+
+// A hostile config is refused while the configs are read, the same way by ModelFolder::open (and
+// so Engine::open) and by the tool, before anything is sized by it. The tool runs under a time
+// and address-space limit, so a regression fails here instead of exhausting the machine.
+TEST_F(InspectToolTest, HostileConfigsAreRefusedLikeOpeningDoes) {
+  struct Case {
+    const char* file;
+    const char* from;
+    const char* to;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"unet/config.json", R"("layers_per_block": 2,)", R"("layers_per_block": 2000000000,)",
+       "unet/config.json: key 'layers_per_block' is 2000000000, expected an integer in 1..16"},
+      {"unet/config.json", R"("block_out_channels": [32, 64, 64, 64])",
+       R"("block_out_channels": [1073741824, 64, 64, 64])",
+       "unet/config.json: key 'block_out_channels': entry 0 is 1073741824, expected an integer in 1..16384"},
+      {"text_encoder/config.json", R"("num_hidden_layers": 2,)", R"("num_hidden_layers": 2000000000,)",
+       "text_encoder/config.json: key 'num_hidden_layers' is 2000000000, expected an integer in 1..256"},
+      {"feature_extractor_clip/preprocessor_config.json", R"("width": 224})", R"("width": 100000})",
+       "feature_extractor_clip/preprocessor_config.json: key 'crop_size.width' is 100000, expected an integer in "
+       "1..4096"},
+  };
+  const std::string originals[] = {test::tiny_unet_config_json(), test::tiny_unet_config_json(),
+                                   test::tiny_text_encoder_config_json(), test::tiny_feature_extractor_clip_json()};
+  for (std::size_t i = 0; i < std::size(cases); ++i) {
+    const Case& c = cases[i];
+    SCOPED_TRACE(c.to);
+    std::string text = originals[i];
+    const std::size_t at = text.find(c.from);
+    ASSERT_NE(at, std::string::npos) << "fixture lacks " << c.from;
+    test::write_text_file(dir() / c.file, text.replace(at, std::string(c.from).size(), c.to));
+
+    std::string opened;
+    try {
+      (void)ModelFolder::open(dir());
+      ADD_FAILURE() << "ModelFolder::open accepted " << c.to;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Model) << e.what();
+      opened = e.what();
+    }
+    EXPECT_NE(opened.find(c.message), std::string::npos) << opened;
+
+#if defined(__SANITIZE_ADDRESS__)
+    const std::string limit = "timeout 60"; // ASan reserves terabytes of address space: no ulimit -v
+#else
+    const std::string limit = "ulimit -v 4194304; timeout 60"; // 4 GiB, 60 s
+#endif
+    const RunResult r = run_inspect_with_limits(limit, quote(dir()));
+    EXPECT_EQ(r.status, 1) << r.output;
+    EXPECT_OUTPUT_HAS(r, "zero123pp-inspect: model error: " + opened);
+
+    test::write_text_file(dir() / c.file, originals[i]);
+  }
+  EXPECT_EQ(run_inspect(quote(dir())).status, 0); // the fixture was restored each time
 }
 
 } // namespace

@@ -10,13 +10,52 @@ namespace z123::json_util {
 
 using nlohmann::json;
 
+namespace {
+
+constexpr std::size_t kMaxParserMessage = 300;
+
+// Counts bracket nesting outside strings; brackets that do not match are left to the parser.
+void check_depth(std::string_view text, const std::string& source) {
+  int depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) {
+        throw format_error(source + ": invalid JSON: nested deeper than " + std::to_string(kMaxJsonDepth) +
+                           " levels at byte " + std::to_string(i));
+      }
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+}
+
+} // namespace
+
 json parse(std::string_view text, const std::string& source) {
+  check_depth(text, source);
   try {
     return json::parse(text.begin(), text.end());
   } catch (const json::exception& e) {
     // parse_error says "at line L, column C"; out_of_range (a number like 1e400) names the
     // number. Both are malformed input, so both become format errors with the parser's text.
-    throw format_error(source + ": invalid JSON: " + e.what());
+    // The parser quotes the offending token, which can be megabytes long; the position comes
+    // first, so cutting the text keeps what the user needs.
+    std::string what = e.what();
+    if (what.size() > kMaxParserMessage) what = what.substr(0, kMaxParserMessage - 3) + "...";
+    throw format_error(source + ": invalid JSON: " + what);
   }
 }
 
@@ -54,6 +93,13 @@ std::string describe(const json& value) {
   case json::value_t::discarded: return "discarded value";
   }
   return "unknown";
+}
+
+std::string clipped_dump(const json& value, std::size_t max_chars) {
+  // `replace`: never throw on bad UTF-8 (the parser already refuses it; this is for safety).
+  std::string s = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (s.size() > max_chars) s = s.substr(0, max_chars > 3 ? max_chars - 3 : 0) + "...";
+  return s;
 }
 
 Fields::Fields(const json& object, std::string source, std::string path)

@@ -14,8 +14,14 @@
 
 namespace z123::json_util {
 
+// Deepest nesting parse() accepts. No config nests deeper than 3 levels and no safetensors
+// header deeper than 3; nlohmann parses any depth, but dump() and comparisons recurse, so a file
+// of a million '[' would overflow the stack in an error message.
+inline constexpr int kMaxJsonDepth = 64;
+
 // Parses `text`; a syntax error becomes format_error("<source>: invalid JSON: <parser message
-// with byte/line/column>"). Does not check the top-level type.
+// with byte/line/column>"), and so does nesting deeper than kMaxJsonDepth. Does not check the
+// top-level type.
 nlohmann::json parse(std::string_view text, const std::string& source);
 
 // Reads a whole (small) text file; io_error naming the path if it cannot be read, format_error
@@ -25,6 +31,10 @@ std::string read_text_file(const std::string& path, std::uint64_t max_bytes = 16
 // "string \"abc\"", "number 2.5", "array of 3", "object", "null", "boolean true" — what a
 // message says was found. Long values are truncated.
 std::string describe(const nlohmann::json& value);
+
+// value.dump(), cut to at most `max_chars` (ending in "...") so a message quoting a value the
+// user wrote stays one readable line whatever its size.
+std::string clipped_dump(const nlohmann::json& value, std::size_t max_chars = 80);
 
 // Typed view of one JSON object of one file. Every accessor throws format_error naming
 // `source` and the key path on a missing required key or a wrong type. Integers must be JSON

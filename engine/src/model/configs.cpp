@@ -1,10 +1,12 @@
 #include "z123/model/configs.hpp"
 
 #include "io/json_util.hpp"
+#include "model/config_checks.hpp"
 #include "z123/error.hpp"
+#include "z123/model/config_limits.hpp"
 
 #include <algorithm>
-#include <initializer_list>
+#include <cstdint>
 #include <sstream>
 
 namespace z123 {
@@ -14,91 +16,8 @@ using nlohmann::json;
 
 namespace {
 
-// ---- shared checks ---------------------------------------------------------------------------
-
-std::string in_quotes(const std::string& s) { return "\"" + s + "\""; }
-
-bool one_of(const std::string& v, std::initializer_list<const char*> allowed) {
-  return std::any_of(allowed.begin(), allowed.end(), [&](const char* a) { return v == a; });
-}
-
-std::string list_of(std::initializer_list<const char*> allowed) {
-  std::string s;
-  for (const char* a : allowed) s += (s.empty() ? "" : ", ") + in_quotes(a);
-  return s;
-}
-
-// A string option whose value must be one the engine implements.
-std::string supported_string(const Fields& f, std::string_view key, const char* fallback,
-                             std::initializer_list<const char*> allowed) {
-  const std::string v = f.string_or(key, fallback);
-  if (!one_of(v, allowed)) {
-    throw unsupported(f.where(key) + " is " + in_quotes(v) + "; the engine implements only " + list_of(allowed));
-  }
-  return v;
-}
-
-// An option the engine implements only in its "off" form (null / absent).
-void require_null(const Fields& f, std::string_view key, std::string_view meaning) {
-  if (!f.is_null(key)) {
-    throw unsupported(f.where(key) + " is " + f.get(key)->dump() + "; the engine implements only null (" +
-                      std::string(meaning) + ")");
-  }
-}
-
-void require_bool(const Fields& f, std::string_view key, bool expected) {
-  if (f.bool_or(key, expected) != expected) {
-    throw unsupported(f.where(key) + " is " + (expected ? "false" : "true") + "; the engine implements only " +
-                      (expected ? "true" : "false"));
-  }
-}
-
-void require_number_value(const Fields& f, std::string_view key, double expected) {
-  const double v = f.number_or(key, expected);
-  if (v != expected) {
-    std::ostringstream os;
-    os << f.where(key) << " is " << v << "; the engine implements only " << expected;
-    throw unsupported(os.str());
-  }
-}
-
-void require_positive(const Fields& f, std::string_view key, int v) {
-  if (v <= 0) throw model_error(f.where(key) + " is " + std::to_string(v) + ", expected a positive integer");
-}
-
-void require_positive_list(const Fields& f, std::string_view key, const std::vector<int>& v) {
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (v[i] <= 0) {
-      throw model_error(f.where(key) + ": entry " + std::to_string(i) + " is " + std::to_string(v[i]) +
-                        ", expected a positive integer");
-    }
-  }
-}
-
-// diffusers configs carry "_class_name"; a different class means a different network.
-void check_class_name(const Fields& f, const char* expected) {
-  const std::optional<std::string> cls = f.optional_string("_class_name");
-  if (cls && *cls != expected) {
-    throw unsupported(f.where("_class_name") + " is " + in_quotes(*cls) + ", expected " + in_quotes(expected));
-  }
-}
-
-// transformers configs carry "architectures" (list) and "model_type".
-void check_architecture(const Fields& f, const char* architecture, const char* model_type) {
-  if (!f.is_null("architectures")) {
-    const std::vector<std::string> archs = f.require_string_list("architectures");
-    if (std::find(archs.begin(), archs.end(), architecture) == archs.end()) {
-      std::string found;
-      for (const auto& a : archs) found += (found.empty() ? "" : ", ") + in_quotes(a);
-      throw unsupported(f.where("architectures") + " is [" + found + "], expected it to contain " +
-                        in_quotes(architecture));
-    }
-  }
-  const std::optional<std::string> mt = f.optional_string("model_type");
-  if (mt && *mt != model_type) {
-    throw unsupported(f.where("model_type") + " is " + in_quotes(*mt) + ", expected " + in_quotes(model_type));
-  }
-}
+using namespace config_checks;
+namespace limits = config_limits;
 
 std::vector<int> int_list_or(const Fields& f, std::string_view key, std::vector<int> fallback) {
   return f.has(key) ? f.require_int_list(key) : fallback;
@@ -127,11 +46,48 @@ void require_divisible(const Fields& f, std::string_view key, const std::vector<
   }
 }
 
-// sample_size is informational; diffusers writes an int or an [h, w] list.
+// sample_size is informational; diffusers writes an int or an [h, w] list (checked, not kept).
 std::optional<int> sample_size_of(const Fields& f) {
   const json* v = f.get("sample_size");
-  if (v == nullptr || v->is_null() || v->is_array()) return std::nullopt;
-  return f.require_int("sample_size");
+  if (v == nullptr || v->is_null()) return std::nullopt;
+  if (v->is_array()) {
+    check_int_list(f, "sample_size", f.require_int_list("sample_size"), 1, limits::kMaxSampleSize);
+    return std::nullopt;
+  }
+  const int size = f.require_int("sample_size");
+  check_int(f, "sample_size", size, 1, limits::kMaxSampleSize);
+  return size;
+}
+
+// A per-level channel list (block_out_channels): 1..kMaxLevels entries of 1..kMaxChannels.
+std::vector<int> level_channels(const Fields& f, std::vector<int> fallback) {
+  std::vector<int> ch = int_list_or(f, "block_out_channels", std::move(fallback));
+  check_list_length(f, "block_out_channels", ch.size(), limits::kMaxLevels);
+  check_int_list(f, "block_out_channels", ch, 1, limits::kMaxChannels);
+  return ch;
+}
+
+// GroupNorm options: the group count, which must divide every level's channels.
+int norm_groups(const Fields& f, const std::vector<int>& channels) {
+  if (f.has("norm_num_groups") && f.get("norm_num_groups")->is_null()) {
+    throw unsupported(f.where("norm_num_groups") + " is null; the engine implements only GroupNorm");
+  }
+  const int groups = int_in(f, "norm_num_groups", 32, 1, limits::kMaxNormGroups);
+  require_divisible(f, "block_out_channels", channels, groups, "norm_num_groups");
+  return groups;
+}
+
+// layer_norm_eps / norm_eps: positive (it keeps a division finite) and small.
+double norm_eps(const Fields& f, std::string_view key) {
+  return number_in(f, key, 1e-5, 0.0, limits::kMaxNormEps, true);
+}
+
+// hidden_size / num_attention_heads of a CLIP encoder: the heads must split the width evenly.
+void check_clip_width(const Fields& f, int hidden, int heads) {
+  if (hidden % heads != 0) {
+    throw model_error(f.where("num_attention_heads") + " = " + std::to_string(heads) +
+                      " does not divide hidden_size = " + std::to_string(hidden));
+  }
 }
 
 ClipActivation parse_activation(const Fields& f) {
@@ -181,8 +137,11 @@ PipelineIndex parse_pipeline_index(std::string_view json_text, const std::string
     if (key == "ramping_coefficients") {
       if (!value.is_array()) f.type_error(key, "list of numbers", value);
       for (std::size_t i = 0; i < value.size(); ++i) {
-        if (!value[i].is_number()) f.type_error(key + "[" + std::to_string(i) + "]", "number", value[i]);
-        idx.ramping_coefficients.push_back(value[i].get<double>());
+        const std::string entry = key + "[" + std::to_string(i) + "]";
+        if (!value[i].is_number()) f.type_error(entry, "number", value[i]);
+        const double c = value[i].get<double>();
+        check_number(f, entry, c, -limits::kMaxRampingCoefficient, limits::kMaxRampingCoefficient);
+        idx.ramping_coefficients.push_back(c);
       }
       if (idx.ramping_coefficients.size() != kRampingCoefficientCount) {
         throw model_error(f.where(key) + ": expected " + std::to_string(kRampingCoefficientCount) +
@@ -211,8 +170,8 @@ SchedulerConfig parse_scheduler_config(std::string_view json_text, const std::st
   const Fields f(j, source);
   SchedulerConfig s;
   s.class_name = f.optional_string("_class_name").value_or("");
-  s.num_train_timesteps = f.int_or("num_train_timesteps", s.num_train_timesteps);
-  require_positive(f, "num_train_timesteps", s.num_train_timesteps);
+  s.num_train_timesteps =
+      int_in(f, "num_train_timesteps", s.num_train_timesteps, limits::kMinTrainTimesteps, limits::kMaxTrainTimesteps);
   s.beta_start = f.number_or("beta_start", s.beta_start);
   s.beta_end = f.number_or("beta_end", s.beta_end);
   if (!(s.beta_start > 0.0 && s.beta_start <= s.beta_end && s.beta_end < 1.0)) {
@@ -225,10 +184,10 @@ SchedulerConfig parse_scheduler_config(std::string_view json_text, const std::st
   require_null(f, "trained_betas", "betas come from beta_schedule");
   s.prediction_type = supported_string(f, "prediction_type", "epsilon", {"epsilon", "v_prediction"});
   s.timestep_spacing = supported_string(f, "timestep_spacing", "linspace", {"linspace", "leading", "trailing"});
+  // Added to training timesteps, so it must leave them inside the schedule.
   s.steps_offset = f.int_or("steps_offset", 0);
-  if (s.steps_offset < 0) {
-    throw model_error(f.where("steps_offset") + " is " + std::to_string(s.steps_offset) + ", expected >= 0");
-  }
+  check_int(f, "steps_offset", s.steps_offset, 0, s.num_train_timesteps - 1,
+            "below num_train_timesteps = " + std::to_string(s.num_train_timesteps));
   require_bool(f, "rescale_betas_zero_snr", false);
   return s;
 }
@@ -240,16 +199,9 @@ UNetConfig parse_unet_config(std::string_view json_text, const std::string& sour
   const Fields f(j, source);
   check_class_name(f, "UNet2DConditionModel");
   UNetConfig u;
-  u.in_channels = f.int_or("in_channels", 4);
-  u.out_channels = f.int_or("out_channels", 4);
-  require_positive(f, "in_channels", u.in_channels);
-  require_positive(f, "out_channels", u.out_channels);
-
-  u.block_out_channels = int_list_or(f, "block_out_channels", {320, 640, 1280, 1280});
-  if (u.block_out_channels.empty()) {
-    throw model_error(f.where("block_out_channels") + ": expected at least one entry, found none");
-  }
-  require_positive_list(f, "block_out_channels", u.block_out_channels);
+  u.in_channels = int_in(f, "in_channels", 4, 1, limits::kMaxIoChannels);
+  u.out_channels = int_in(f, "out_channels", 4, 1, limits::kMaxIoChannels);
+  u.block_out_channels = level_channels(f, {320, 640, 1280, 1280});
   const std::size_t n = u.block_out_channels.size();
 
   u.down_block_types = string_list_or(
@@ -261,12 +213,12 @@ UNetConfig parse_unet_config(std::string_view json_text, const std::string& sour
   for (std::size_t i = 0; i < n; ++i) {
     if (!one_of(u.down_block_types[i], {"CrossAttnDownBlock2D", "DownBlock2D"})) {
       throw unsupported(f.where("down_block_types") + ": entry " + std::to_string(i) + " is " +
-                        in_quotes(u.down_block_types[i]) +
+                        json_util::clipped_dump(json(u.down_block_types[i])) +
                         "; the engine implements only \"CrossAttnDownBlock2D\", \"DownBlock2D\"");
     }
     if (!one_of(u.up_block_types[i], {"CrossAttnUpBlock2D", "UpBlock2D"})) {
       throw unsupported(f.where("up_block_types") + ": entry " + std::to_string(i) + " is " +
-                        in_quotes(u.up_block_types[i]) +
+                        json_util::clipped_dump(json(u.up_block_types[i])) +
                         "; the engine implements only \"CrossAttnUpBlock2D\", \"UpBlock2D\"");
     }
   }
@@ -276,23 +228,14 @@ UNetConfig parse_unet_config(std::string_view json_text, const std::string& sour
   }
   u.mid_block_type = supported_string(f, "mid_block_type", "UNetMidBlock2DCrossAttn", {"UNetMidBlock2DCrossAttn"});
 
-  u.layers_per_block = f.int_or_list("layers_per_block", 2, n);
-  require_positive_list(f, "layers_per_block", u.layers_per_block);
+  u.layers_per_block = int_list_in(f, "layers_per_block", 2, n, 1, limits::kMaxLayersPerBlock);
   // diffusers quirk (spec §2.3): attention_head_dim holds head counts unless num_attention_heads is set.
   const char* heads_key = f.is_null("num_attention_heads") ? "attention_head_dim" : "num_attention_heads";
-  u.num_attention_heads = f.int_or_list(heads_key, 8, n);
-  require_positive_list(f, heads_key, u.num_attention_heads);
-  u.transformer_layers_per_block = f.int_or_list("transformer_layers_per_block", 1, n);
-  require_positive_list(f, "transformer_layers_per_block", u.transformer_layers_per_block);
-  u.cross_attention_dim = f.int_or_list("cross_attention_dim", 1280, n);
-  require_positive_list(f, "cross_attention_dim", u.cross_attention_dim);
-
-  if (f.has("norm_num_groups") && f.get("norm_num_groups")->is_null()) {
-    throw unsupported(f.where("norm_num_groups") + " is null; the engine implements only GroupNorm");
-  }
-  u.norm_num_groups = f.int_or("norm_num_groups", 32);
-  require_positive(f, "norm_num_groups", u.norm_num_groups);
-  require_divisible(f, "block_out_channels", u.block_out_channels, u.norm_num_groups, "norm_num_groups");
+  u.num_attention_heads = int_list_in(f, heads_key, 8, n, 1, limits::kMaxAttentionHeads);
+  u.transformer_layers_per_block =
+      int_list_in(f, "transformer_layers_per_block", 1, n, 1, limits::kMaxTransformerLayers);
+  u.cross_attention_dim = int_list_in(f, "cross_attention_dim", 1280, n, 1, limits::kMaxChannels);
+  u.norm_num_groups = norm_groups(f, u.block_out_channels);
   for (std::size_t i = 0; i < n; ++i) {
     // Heads matter where a Transformer2DModel runs at this level: a cross-attention down block,
     // the mirrored up block, or the mid block (last level).
@@ -304,25 +247,41 @@ UNetConfig parse_unet_config(std::string_view json_text, const std::string& sour
                         std::to_string(u.block_out_channels[i]) + " channels");
     }
   }
-  u.norm_eps = f.number_or("norm_eps", 1e-5);
+  u.norm_eps = norm_eps(f, "norm_eps");
   u.use_linear_projection = f.bool_or("use_linear_projection", false);
   if (!u.use_linear_projection) {
     throw unsupported(f.where("use_linear_projection") +
                       " is false (1x1-conv proj_in/proj_out); the engine implements only true");
   }
   u.flip_sin_to_cos = f.bool_or("flip_sin_to_cos", true);
+  // The sinusoid divides by (block_out_channels[0] / 2 - freq_shift), which must stay positive.
   u.freq_shift = f.int_or("freq_shift", 0);
+  const int half_width = u.block_out_channels[0] / 2;
+  check_int(f, "freq_shift", u.freq_shift, 0, std::min(limits::kMaxFreqShift, half_width - 1),
+            "below block_out_channels[0] / 2 = " + std::to_string(half_width));
+  // Padding 0 means diffusers' asymmetric (0, 1, 0, 1) pad, and more than 1 changes the level
+  // sizes so the skips no longer match; the engine pads symmetrically by 1.
   u.downsample_padding = f.int_or("downsample_padding", 1);
-  u.conv_in_kernel = f.int_or("conv_in_kernel", 3);
-  u.conv_out_kernel = f.int_or("conv_out_kernel", 3);
+  if (u.downsample_padding != 1) {
+    throw unsupported(f.where("downsample_padding") + " is " + std::to_string(u.downsample_padding) +
+                      "; the engine implements only 1");
+  }
+  u.conv_in_kernel = int_in(f, "conv_in_kernel", 3, 1, limits::kMaxConvKernel);
+  u.conv_out_kernel = int_in(f, "conv_out_kernel", 3, 1, limits::kMaxConvKernel);
   for (const auto& [key, k] : {std::pair{"conv_in_kernel", u.conv_in_kernel}, {"conv_out_kernel", u.conv_out_kernel}}) {
     // diffusers pads by (k - 1) / 2, which only preserves the size for odd kernels.
-    if (k <= 0 || k % 2 == 0) {
+    if (k % 2 == 0) {
       throw unsupported(f.where(key) + " is " + std::to_string(k) + "; the engine implements only odd kernel sizes");
     }
   }
-  u.time_embedding_dim = f.optional_int("time_embedding_dim").value_or(4 * u.block_out_channels[0]);
-  require_positive(f, "time_embedding_dim", u.time_embedding_dim);
+  // null means 4 x block_out_channels[0], which kMaxWideChannels covers by construction.
+  static_assert(4 * static_cast<std::int64_t>(limits::kMaxChannels) <= limits::kMaxWideChannels);
+  if (const std::optional<int> dim = f.optional_int("time_embedding_dim")) {
+    check_int(f, "time_embedding_dim", *dim, 1, limits::kMaxWideChannels);
+    u.time_embedding_dim = *dim;
+  } else {
+    u.time_embedding_dim = 4 * u.block_out_channels[0];
+  }
   u.upcast_attention = f.bool_or("upcast_attention", false);
   u.sample_size = sample_size_of(f);
 
@@ -369,17 +328,10 @@ VaeConfig parse_vae_config(std::string_view json_text, const std::string& source
   const Fields f(j, source);
   check_class_name(f, "AutoencoderKL");
   VaeConfig v;
-  v.in_channels = f.int_or("in_channels", 3);
-  v.out_channels = f.int_or("out_channels", 3);
-  v.latent_channels = f.int_or("latent_channels", 4);
-  require_positive(f, "in_channels", v.in_channels);
-  require_positive(f, "out_channels", v.out_channels);
-  require_positive(f, "latent_channels", v.latent_channels);
-  v.block_out_channels = int_list_or(f, "block_out_channels", {64});
-  if (v.block_out_channels.empty()) {
-    throw model_error(f.where("block_out_channels") + ": expected at least one entry, found none");
-  }
-  require_positive_list(f, "block_out_channels", v.block_out_channels);
+  v.in_channels = int_in(f, "in_channels", 3, 1, limits::kMaxIoChannels);
+  v.out_channels = int_in(f, "out_channels", 3, 1, limits::kMaxIoChannels);
+  v.latent_channels = int_in(f, "latent_channels", 4, 1, limits::kMaxIoChannels);
+  v.block_out_channels = level_channels(f, {64});
   const std::size_t n = v.block_out_channels.size();
   v.down_block_types = string_list_or(f, "down_block_types", {"DownEncoderBlock2D"});
   v.up_block_types = string_list_or(f, "up_block_types", {"UpDecoderBlock2D"});
@@ -388,22 +340,22 @@ VaeConfig parse_vae_config(std::string_view json_text, const std::string& source
   for (std::size_t i = 0; i < n; ++i) {
     if (v.down_block_types[i] != "DownEncoderBlock2D") {
       throw unsupported(f.where("down_block_types") + ": entry " + std::to_string(i) + " is " +
-                        in_quotes(v.down_block_types[i]) + "; the engine implements only \"DownEncoderBlock2D\"");
+                        json_util::clipped_dump(json(v.down_block_types[i])) +
+                        "; the engine implements only \"DownEncoderBlock2D\"");
     }
     if (v.up_block_types[i] != "UpDecoderBlock2D") {
       throw unsupported(f.where("up_block_types") + ": entry " + std::to_string(i) + " is " +
-                        in_quotes(v.up_block_types[i]) + "; the engine implements only \"UpDecoderBlock2D\"");
+                        json_util::clipped_dump(json(v.up_block_types[i])) +
+                        "; the engine implements only \"UpDecoderBlock2D\"");
     }
   }
-  v.layers_per_block = f.int_or("layers_per_block", 1);
-  require_positive(f, "layers_per_block", v.layers_per_block);
-  v.norm_num_groups = f.int_or("norm_num_groups", 32);
-  require_positive(f, "norm_num_groups", v.norm_num_groups);
-  require_divisible(f, "block_out_channels", v.block_out_channels, v.norm_num_groups, "norm_num_groups");
+  v.layers_per_block = int_in(f, "layers_per_block", 1, 1, limits::kMaxLayersPerBlock);
+  v.norm_num_groups = norm_groups(f, v.block_out_channels);
   supported_string(f, "act_fn", "silu", {"silu"});
   v.sample_size = sample_size_of(f).value_or(32);
-  v.scaling_factor = f.number_or("scaling_factor", 0.18215);
+  v.scaling_factor = number_in(f, "scaling_factor", 0.18215, 0.0, limits::kMaxVaeFactor, true);
   v.shift_factor = f.optional_number("shift_factor");
+  if (v.shift_factor) check_number(f, "shift_factor", *v.shift_factor, -limits::kMaxVaeFactor, limits::kMaxVaeFactor);
   v.force_upcast = f.bool_or("force_upcast", true);
   v.use_quant_conv = f.bool_or("use_quant_conv", true);
   v.use_post_quant_conv = f.bool_or("use_post_quant_conv", true);
@@ -418,26 +370,16 @@ ClipTextConfig parse_clip_text_config(std::string_view json_text, const std::str
   const Fields f(j, source);
   check_architecture(f, "CLIPTextModel", "clip_text_model");
   ClipTextConfig c;
-  c.hidden_size = f.int_or("hidden_size", c.hidden_size);
-  c.intermediate_size = f.int_or("intermediate_size", c.intermediate_size);
-  c.num_attention_heads = f.int_or("num_attention_heads", c.num_attention_heads);
-  c.num_hidden_layers = f.int_or("num_hidden_layers", c.num_hidden_layers);
-  c.max_position_embeddings = f.int_or("max_position_embeddings", c.max_position_embeddings);
-  c.vocab_size = f.int_or("vocab_size", c.vocab_size);
-  c.projection_dim = f.int_or("projection_dim", c.projection_dim);
-  for (const auto& [key, value] : {std::pair{"hidden_size", c.hidden_size},
-                                   {"intermediate_size", c.intermediate_size},
-                                   {"num_attention_heads", c.num_attention_heads},
-                                   {"num_hidden_layers", c.num_hidden_layers},
-                                   {"max_position_embeddings", c.max_position_embeddings},
-                                   {"vocab_size", c.vocab_size}}) {
-    require_positive(f, key, value);
-  }
-  if (c.hidden_size % c.num_attention_heads != 0) {
-    throw model_error(f.where("num_attention_heads") + " = " + std::to_string(c.num_attention_heads) +
-                      " does not divide hidden_size = " + std::to_string(c.hidden_size));
-  }
-  c.layer_norm_eps = f.number_or("layer_norm_eps", 1e-5);
+  c.hidden_size = int_in(f, "hidden_size", c.hidden_size, 1, limits::kMaxChannels);
+  c.intermediate_size = int_in(f, "intermediate_size", c.intermediate_size, 1, limits::kMaxWideChannels);
+  c.num_attention_heads = int_in(f, "num_attention_heads", c.num_attention_heads, 1, limits::kMaxAttentionHeads);
+  c.num_hidden_layers = int_in(f, "num_hidden_layers", c.num_hidden_layers, 1, limits::kMaxEncoderLayers);
+  c.max_position_embeddings =
+      int_in(f, "max_position_embeddings", c.max_position_embeddings, 1, limits::kMaxTextPositions);
+  c.vocab_size = int_in(f, "vocab_size", c.vocab_size, 1, limits::kMaxVocabSize);
+  c.projection_dim = int_in(f, "projection_dim", c.projection_dim, 1, limits::kMaxChannels);
+  check_clip_width(f, c.hidden_size, c.num_attention_heads);
+  c.layer_norm_eps = norm_eps(f, "layer_norm_eps");
   c.hidden_act = parse_activation(f);
   c.torch_dtype = f.optional_string("torch_dtype").value_or("");
   return c;
@@ -448,33 +390,30 @@ ClipVisionConfig parse_clip_vision_config(std::string_view json_text, const std:
   const Fields f(j, source);
   check_architecture(f, "CLIPVisionModelWithProjection", "clip_vision_model");
   ClipVisionConfig c;
-  c.hidden_size = f.int_or("hidden_size", c.hidden_size);
-  c.intermediate_size = f.int_or("intermediate_size", c.intermediate_size);
-  c.num_attention_heads = f.int_or("num_attention_heads", c.num_attention_heads);
-  c.num_hidden_layers = f.int_or("num_hidden_layers", c.num_hidden_layers);
-  c.image_size = f.int_or("image_size", c.image_size);
-  c.patch_size = f.int_or("patch_size", c.patch_size);
-  c.projection_dim = f.int_or("projection_dim", c.projection_dim);
-  c.num_channels = f.int_or("num_channels", c.num_channels);
-  for (const auto& [key, value] : {std::pair{"hidden_size", c.hidden_size},
-                                   {"intermediate_size", c.intermediate_size},
-                                   {"num_attention_heads", c.num_attention_heads},
-                                   {"num_hidden_layers", c.num_hidden_layers},
-                                   {"image_size", c.image_size},
-                                   {"patch_size", c.patch_size},
-                                   {"projection_dim", c.projection_dim},
-                                   {"num_channels", c.num_channels}}) {
-    require_positive(f, key, value);
-  }
-  if (c.hidden_size % c.num_attention_heads != 0) {
-    throw model_error(f.where("num_attention_heads") + " = " + std::to_string(c.num_attention_heads) +
-                      " does not divide hidden_size = " + std::to_string(c.hidden_size));
-  }
+  c.hidden_size = int_in(f, "hidden_size", c.hidden_size, 1, limits::kMaxChannels);
+  c.intermediate_size = int_in(f, "intermediate_size", c.intermediate_size, 1, limits::kMaxWideChannels);
+  c.num_attention_heads = int_in(f, "num_attention_heads", c.num_attention_heads, 1, limits::kMaxAttentionHeads);
+  c.num_hidden_layers = int_in(f, "num_hidden_layers", c.num_hidden_layers, 1, limits::kMaxEncoderLayers);
+  c.image_size = int_in(f, "image_size", c.image_size, 1, limits::kMaxVisionImageSize);
+  c.patch_size = int_in(f, "patch_size", c.patch_size, 1, limits::kMaxVisionImageSize);
+  c.projection_dim = int_in(f, "projection_dim", c.projection_dim, 1, limits::kMaxChannels);
+  c.num_channels = int_in(f, "num_channels", c.num_channels, 1, limits::kMaxIoChannels);
+  check_clip_width(f, c.hidden_size, c.num_attention_heads);
   if (c.image_size % c.patch_size != 0) {
     throw model_error(f.where("patch_size") + " = " + std::to_string(c.patch_size) +
                       " does not divide image_size = " + std::to_string(c.image_size));
   }
-  c.layer_norm_eps = f.number_or("layer_norm_eps", 1e-5);
+  // One position per patch plus the class token; the position embedding and every attention
+  // in the encoder are sized by it.
+  const std::int64_t grid = c.image_size / c.patch_size;
+  const std::int64_t positions = grid * grid + 1;
+  if (positions > limits::kMaxVisionPositions) {
+    throw model_error(f.where("patch_size") + " = " + std::to_string(c.patch_size) +
+                      " with image_size = " + std::to_string(c.image_size) + " gives " + std::to_string(positions) +
+                      " positions ((image_size / patch_size)^2 + 1), expected at most " +
+                      std::to_string(limits::kMaxVisionPositions));
+  }
+  c.layer_norm_eps = norm_eps(f, "layer_norm_eps");
   c.hidden_act = parse_activation(f);
   c.torch_dtype = f.optional_string("torch_dtype").value_or("");
   return c;
@@ -489,7 +428,7 @@ PreprocessorConfig parse_preprocessor_config(std::string_view json_text, const s
   p.processor_type =
       f.optional_string("image_processor_type").value_or(f.optional_string("feature_extractor_type").value_or(""));
   if (!p.processor_type.empty() && !one_of(p.processor_type, {"CLIPImageProcessor", "CLIPFeatureExtractor"})) {
-    throw unsupported(source + ": processor type " + in_quotes(p.processor_type) +
+    throw unsupported(source + ": processor type " + json_util::clipped_dump(json(p.processor_type)) +
                       "; the engine implements only \"CLIPImageProcessor\"");
   }
   p.do_convert_rgb = f.bool_or("do_convert_rgb", true);
@@ -498,52 +437,59 @@ PreprocessorConfig parse_preprocessor_config(std::string_view json_text, const s
   p.do_rescale = f.bool_or("do_rescale", true);
   p.do_normalize = f.bool_or("do_normalize", true);
 
+  // Image sides; each is checked under the key the file spells it with.
+  auto side = [](const Fields& fields, std::string_view key) {
+    const int v = fields.require_int(key);
+    check_int(fields, key, v, 1, limits::kMaxPreprocessSide);
+    return v;
+  };
   // "size": {"shortest_edge": N}, or a bare N in older files (same meaning for CLIP).
   if (const json* size = f.get("size"); size != nullptr && !size->is_null()) {
     if (size->is_number_integer()) {
-      p.shortest_edge = f.require_int("size");
+      p.shortest_edge = side(f, "size");
     } else if (size->is_object()) {
       const Fields s = *f.optional_object("size");
       if (!s.has("shortest_edge")) {
         throw unsupported(s.where("shortest_edge") +
-                          " is missing; the engine implements only shortest-edge resizing "
-                          "(found " +
-                          size->dump() + ")");
+                          " is missing; the engine implements only shortest-edge resizing (found " +
+                          json_util::clipped_dump(*size) + ")");
       }
-      p.shortest_edge = s.require_int("shortest_edge");
+      p.shortest_edge = side(s, "shortest_edge");
     } else {
       f.type_error("size", "object {\"shortest_edge\": N} or integer", *size);
     }
   }
-  require_positive(f, "size", p.shortest_edge);
   if (const json* crop = f.get("crop_size"); crop != nullptr && !crop->is_null()) {
     if (crop->is_number_integer()) {
-      p.crop_height = p.crop_width = f.require_int("crop_size");
+      p.crop_height = p.crop_width = side(f, "crop_size");
     } else if (crop->is_object()) {
       const Fields c = *f.optional_object("crop_size");
-      p.crop_height = c.require_int("height");
-      p.crop_width = c.require_int("width");
+      p.crop_height = side(c, "height");
+      p.crop_width = side(c, "width");
     } else {
       f.type_error("crop_size", "object {\"height\", \"width\"} or integer", *crop);
     }
   }
-  require_positive(f, "crop_size", p.crop_height);
-  require_positive(f, "crop_size", p.crop_width);
 
   p.resample = f.int_or("resample", 3);
   if (p.resample != 2 && p.resample != 3) {
     throw unsupported(f.where("resample") + " is " + std::to_string(p.resample) + " (" + resample_name(p.resample) +
                       "); the engine implements only 2 (bilinear), 3 (bicubic)");
   }
-  p.rescale_factor = f.number_or("rescale_factor", 1.0 / 255.0);
+  p.rescale_factor = number_in(f, "rescale_factor", 1.0 / 255.0, 0.0, limits::kMaxRescaleFactor, true);
   const std::vector<double> mean = f.number_or_list("image_mean", {p.image_mean.begin(), p.image_mean.end()}, 3);
   const std::vector<double> stdev = f.number_or_list("image_std", {p.image_std.begin(), p.image_std.end()}, 3);
+  // A list entry is named "image_std[1]"; a single number stands for all three channels.
+  auto entry = [&](const char* key, std::size_t c) {
+    const json* v = f.get(key);
+    return v != nullptr && v->is_array() ? std::string(key) + "[" + std::to_string(c) + "]" : std::string(key);
+  };
   for (std::size_t c = 0; c < 3; ++c) {
+    check_number(f, entry("image_mean", c), mean[c], -limits::kMaxPixelStatistic, limits::kMaxPixelStatistic);
+    // image_std divides each channel: a positive floor keeps the result finite.
+    check_number(f, entry("image_std", c), stdev[c], limits::kMinImageStd, limits::kMaxPixelStatistic);
     p.image_mean[c] = mean[c];
     p.image_std[c] = stdev[c];
-    if (!(stdev[c] != 0.0)) {
-      throw model_error(f.where("image_std") + ": channel " + std::to_string(c) + " is 0, expected a non-zero divisor");
-    }
   }
   return p;
 }
