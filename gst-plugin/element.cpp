@@ -37,6 +37,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <string>
 
 #include "convert.hpp"
@@ -131,6 +132,30 @@ bool start(GstZero123pp* self) {
   GST_OBJECT_LOCK(self);
   const Settings s = im.settings;
   GST_OBJECT_UNLOCK(self);
+  // An empty folder name is a mistake (an unset variable in a launch line), not "the working
+  // directory": say so rather than whatever the engine makes of "".
+  if (s.model.empty()) {
+    GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("No Zero123++ model folder: the 'model' property is empty."),
+                      ("set model to the folder of sudo-ai/zero123plus-v1.2 (diffusers layout), or to NULL for the "
+                       "default '%s'",
+                       Settings::default_model_dir().c_str()));
+    return false;
+  }
+  // The engine's own checks of the generation options, before seconds of loading: the same
+  // messages as the CLI and the API give.
+  try {
+    z123::GenerateOptions o;
+    o.steps = s.steps;
+    o.guidance_scale = static_cast<float>(s.guidance_scale);
+    o.sampler = sampler_name(s.sampler);
+    o.spacing = spacing_name(s.spacing);
+    o.width = 2 * s.view_size;
+    o.height = 3 * s.view_size;
+    z123::check_generate_options(o);
+  } catch (const z123::Error& e) {
+    GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("Invalid zero123pp settings: %s", e.what()), (nullptr));
+    return false;
+  }
   try {
     z123::EngineOptions eo;
     eo.device = s.device;
@@ -216,55 +241,32 @@ GstStateChangeReturn change_state(GstElement* element, GstStateChange transition
   return ret;
 }
 
-// Properties that shape the engine or the output caps can only change in NULL or READY; the rest
-// apply from the next frame.
+// Properties that shape the engine or the output caps can only change in NULL or READY (the
+// engine is loaded with them in READY->PAUSED; the caller holds the object lock); the rest apply
+// from the next frame. A change while the model loads (READY, going to PAUSED) would silently
+// miss this run, so it counts as running.
 bool can_change_now(GstZero123pp* self, GParamSpec* pspec) {
-  if (!(pspec->flags & GST_PARAM_MUTABLE_READY) || GST_STATE(self) <= GST_STATE_READY) return true;
-  GST_WARNING_OBJECT(self, "'%s' can only be changed in the NULL or READY state; ignored", pspec->name);
-  return false;
+  if (!(pspec->flags & GST_PARAM_MUTABLE_READY)) return true;
+  return GST_STATE(self) <= GST_STATE_READY && GST_STATE_NEXT(self) <= GST_STATE_READY;
 }
 
-void set_property(GObject* object, guint id, const GValue* value, GParamSpec* pspec) {
-  GstZero123pp* self = GST_ZERO123PP(object);
-  Settings& s = self->impl->settings;
-  GST_OBJECT_LOCK(self);
-  if (!can_change_now(self, pspec)) {
-    GST_OBJECT_UNLOCK(self);
-    return;
-  }
-  switch (id) {
-  case PROP_MODEL:
-    s.model = g_value_get_string(value) ? g_value_get_string(value) : Settings::default_model_dir();
-    break;
-  case PROP_DEVICE: s.device = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
-  case PROP_PRECISION: s.precision = g_value_get_string(value) ? g_value_get_string(value) : "auto"; break;
-  case PROP_STEPS: s.steps = g_value_get_int(value); break;
-  case PROP_GUIDANCE_SCALE: s.guidance_scale = g_value_get_double(value); break;
-  case PROP_SEED: s.seed = g_value_get_uint64(value); break;
-  case PROP_RANDOM_SEED: s.random_seed = g_value_get_boolean(value); break;
-  case PROP_SAMPLER: s.sampler = static_cast<Sampler>(g_value_get_enum(value)); break;
-  case PROP_TIMESTEP_SPACING: s.spacing = static_cast<Spacing>(g_value_get_enum(value)); break;
-  case PROP_VIEW_SIZE: {
-    const int v = g_value_get_int(value);
-    s.view_size = v - v % kViewSizeMultiple; // the engine works in blocks of 64 pixels
-    if (s.view_size != v) GST_WARNING_OBJECT(self, "view-size %d is not a multiple of 64; using %d", v, s.view_size);
-    break;
-  }
-  case PROP_TILING: s.tiling = static_cast<Tiling>(g_value_get_enum(value)); break;
-  case PROP_DROP_POLICY: s.drop_policy = static_cast<DropPolicy>(g_value_get_enum(value)); break;
-  default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
-  }
-  if (id == PROP_PRECISION && s.precision != "auto" && s.precision != "f16" && s.precision != "f32") {
-    GST_WARNING_OBJECT(self, "precision must be auto, f16 or f32, not '%s'; using auto", s.precision.c_str());
-    s.precision = "auto";
-  }
-  GST_OBJECT_UNLOCK(self);
+// A property value that was refused or adjusted: a warning message on the bus (applications see
+// it; a debug log line alone goes unnoticed), with the property's name in the details
+// ("property" field). Not called with the object lock held: posting takes it.
+void post_property_warning(GstZero123pp* self, const char* property, const std::string& text) {
+  GST_ELEMENT_WARNING_WITH_DETAILS(self, LIBRARY, SETTINGS, ("%s", text.c_str()), ("property '%s'", property),
+                                   ("property", G_TYPE_STRING, property, nullptr));
 }
 
-void get_property(GObject* object, guint id, GValue* value, GParamSpec* pspec) {
-  GstZero123pp* self = GST_ZERO123PP(object);
-  const Settings& s = self->impl->settings;
-  GST_OBJECT_LOCK(self);
+std::string value_text(const GValue* value) {
+  gchar* c = g_strdup_value_contents(value);
+  std::string s = c ? c : "";
+  g_free(c);
+  return s;
+}
+
+// The value of property `id` in `s` (the caller holds the object lock); false for an unknown id.
+bool read_property(const Settings& s, guint id, GValue* value) {
   switch (id) {
   case PROP_MODEL: g_value_set_string(value, s.model.c_str()); break;
   case PROP_DEVICE: g_value_set_string(value, s.device.c_str()); break;
@@ -278,8 +280,83 @@ void get_property(GObject* object, guint id, GValue* value, GParamSpec* pspec) {
   case PROP_VIEW_SIZE: g_value_set_int(value, s.view_size); break;
   case PROP_TILING: g_value_set_enum(value, static_cast<int>(s.tiling)); break;
   case PROP_DROP_POLICY: g_value_set_enum(value, static_cast<int>(s.drop_policy)); break;
-  default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+  default: return false;
   }
+  return true;
+}
+
+// Applies `value` to the settings (the caller holds the object lock); returns "" or the warning
+// to post about a value that was refused or adjusted.
+std::string apply_property(GstZero123pp* self, guint id, const GValue* value, GParamSpec* pspec) {
+  Settings& s = self->impl->settings;
+  if (!can_change_now(self, pspec)) {
+    GValue current = G_VALUE_INIT;
+    g_value_init(&current, pspec->value_type);
+    read_property(s, id, &current);
+    std::string text = std::string("The '") + pspec->name +
+                       "' property can only be changed in the NULL or READY state (the running engine and caps were "
+                       "set up with it): the new value " +
+                       value_text(value) + " was ignored and " + value_text(&current) +
+                       " stays in use. Set the element to READY, change it, then start again.";
+    g_value_unset(&current);
+    return text;
+  }
+  switch (id) {
+  case PROP_MODEL:
+    s.model = g_value_get_string(value) ? g_value_get_string(value) : Settings::default_model_dir();
+    break;
+  case PROP_DEVICE: s.device = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
+  case PROP_PRECISION: {
+    const char* p = g_value_get_string(value);
+    const std::string v = p ? p : "auto"; // NULL: back to the default
+    if (v != "auto" && v != "f16" && v != "f32")
+      return "precision must be auto, f16 or f32, not '" + v + "'; it stays '" + s.precision + "'";
+    s.precision = v;
+    break;
+  }
+  case PROP_STEPS: s.steps = g_value_get_int(value); break;
+  case PROP_GUIDANCE_SCALE: {
+    // GParamSpecDouble refuses values outside [0, 100], but NaN passes its comparisons.
+    const double g = g_value_get_double(value);
+    if (!std::isfinite(g)) {
+      char keep[32];
+      g_snprintf(keep, sizeof keep, "%g", s.guidance_scale);
+      return std::string("guidance-scale must be a number between 0 and 100, not ") + value_text(value) +
+             "; it stays " + keep;
+    }
+    s.guidance_scale = g;
+    break;
+  }
+  case PROP_SEED: s.seed = g_value_get_uint64(value); break;
+  case PROP_RANDOM_SEED: s.random_seed = g_value_get_boolean(value); break;
+  case PROP_SAMPLER: s.sampler = static_cast<Sampler>(g_value_get_enum(value)); break;
+  case PROP_TIMESTEP_SPACING: s.spacing = static_cast<Spacing>(g_value_get_enum(value)); break;
+  case PROP_VIEW_SIZE: {
+    const int v = g_value_get_int(value);
+    s.view_size = v - v % kViewSizeMultiple; // the engine works in blocks of 64 pixels
+    if (s.view_size != v)
+      return "view-size " + std::to_string(v) + " is not a multiple of 64; using " + std::to_string(s.view_size);
+    break;
+  }
+  case PROP_TILING: s.tiling = static_cast<Tiling>(g_value_get_enum(value)); break;
+  case PROP_DROP_POLICY: s.drop_policy = static_cast<DropPolicy>(g_value_get_enum(value)); break;
+  default: G_OBJECT_WARN_INVALID_PROPERTY_ID(G_OBJECT(self), id, pspec);
+  }
+  return "";
+}
+
+void set_property(GObject* object, guint id, const GValue* value, GParamSpec* pspec) {
+  GstZero123pp* self = GST_ZERO123PP(object);
+  GST_OBJECT_LOCK(self);
+  const std::string warning = apply_property(self, id, value, pspec);
+  GST_OBJECT_UNLOCK(self);
+  if (!warning.empty()) post_property_warning(self, pspec->name, warning);
+}
+
+void get_property(GObject* object, guint id, GValue* value, GParamSpec* pspec) {
+  GstZero123pp* self = GST_ZERO123PP(object);
+  GST_OBJECT_LOCK(self);
+  if (!read_property(self->impl->settings, id, value)) G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
   GST_OBJECT_UNLOCK(self);
 }
 
@@ -298,11 +375,13 @@ void install_properties(GObjectClass* oc) {
   const Settings d;
   g_object_class_install_property(
       oc, PROP_MODEL,
-      g_param_spec_string("model", "Model folder",
-                          "Zero123++ v1.2 model folder in the diffusers layout, as downloaded from Hugging Face "
-                          "(sudo-ai/zero123plus-v1.2). Default: $Z123_MODEL_DIR when set, else "
-                          "models/zero123plus-v1.2 (relative to the working directory)",
-                          d.model.c_str(), ready));
+      g_param_spec_string(
+          "model", "Model folder",
+          "Zero123++ v1.2 model folder in the diffusers layout, as downloaded from Hugging Face "
+          "(sudo-ai/zero123plus-v1.2). Default: $Z123_MODEL_DIR when set, else "
+          "models/zero123plus-v1.2 (relative to the working directory); NULL sets that default again, and an "
+          "empty string fails the start with an error",
+          d.model.c_str(), ready));
   g_object_class_install_property(
       oc, PROP_DEVICE,
       g_param_spec_string("device", "Vulkan device",

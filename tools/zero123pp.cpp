@@ -2,33 +2,41 @@
 // (2 columns × 3 rows); several inputs with an output folder share one model load. See --help.
 #include <unistd.h>
 
-#include <atomic>
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <functional>
-#include <iostream>
-#include <iterator>
 #include <map>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "cli/fd_io.hpp"
+#include "cli/interrupt.hpp"
+#include "cli/numbers.hpp"
 #include "z123/engine.hpp"
 #include "z123/image/codec.hpp"
 #include "z123/image/preprocess.hpp"
 
 namespace fs = std::filesystem;
 using namespace z123;
+using z123cli::Interrupt;
+using z123cli::Interrupted;
 
 namespace {
 
-enum Exit { kOk = 0, kEngineFailure = 1, kUsage = 2, kBadInput = 3, kModelError = 4, kCancelled = 130 };
+enum Exit {
+  kOk = 0,
+  kEngineFailure = 1,
+  kUsage = 2,
+  kBadInput = 3,
+  kModelError = 4,
+  kCancelled = z123cli::kInterruptedExit
+};
 
 const char* kHelp = R"(NAME
     zero123pp - six novel views of an object from one image (Zero123++ v1.2 on Vulkan)
@@ -71,15 +79,15 @@ OPTIONS
 
 EXIT STATUS
     0 success; 1 engine or device failure; 2 usage error; 3 bad input or unwritable output;
-    4 missing or invalid model folder; 130 interrupted (Ctrl-C stops within one step)
+    4 missing or invalid model folder; 130 interrupted by SIGINT (Ctrl-C) or SIGTERM: any wait
+    (reading input, loading the model, a denoising step, writing) ends within about 2 s, and no
+    partial output file is left (outputs are written under temporary names, then renamed)
 )";
 
-std::atomic<bool> g_cancel{false};
 const auto g_start = std::chrono::steady_clock::now();
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
-void on_signal(int) { g_cancel.store(true); }
 
 struct Args {
   std::vector<std::string> positional;
@@ -93,24 +101,30 @@ struct Args {
   std::exit(kUsage);
 }
 
+// The value of option `opt` as a T; what it must look like is said in the error.
 template <typename T>
 T parse_number(const std::string& opt, const std::string& v) {
-  try {
-    size_t pos = 0;
-    T out;
-    if constexpr (std::is_same_v<T, float>)
-      out = std::stof(v, &pos);
-    else if constexpr (std::is_same_v<T, int>)
-      out = std::stoi(v, &pos);
-    else if (!v.empty() && v[0] == '-') // stoull would wrap -1 to 2^64 - 1
-      throw std::invalid_argument(v);
-    else
-      out = static_cast<T>(std::stoull(v, &pos));
-    if (pos != v.size()) throw std::invalid_argument(v);
-    return out;
-  } catch (const std::exception&) {
-    usage_error(opt + " expects a number, got '" + v + "'");
+  T out{};
+  std::string problem;
+  const char* expected;
+  if constexpr (std::is_same_v<T, float>) {
+    problem = z123cli::parse_float(v, out);
+    expected = "a number";
+  } else if constexpr (std::is_same_v<T, int>) {
+    problem = z123cli::parse_int(v, out);
+    expected = "a whole number";
+  } else {
+    problem = z123cli::parse_uint64(v, out);
+    expected = "a whole number from 0 to 18446744073709551615";
   }
+  if (!problem.empty()) usage_error(opt + " expects " + expected + ", got " + problem);
+  return out;
+}
+
+// Paths and names given as "" are mistakes (an unset shell variable), not "the default".
+std::string non_empty(const std::string& opt, const std::string& v, const char* what) {
+  if (v.empty()) usage_error(opt + " needs " + what + ", got an empty string");
+  return v;
 }
 
 Args parse_args(int argc, char** argv) {
@@ -125,7 +139,7 @@ Args parse_args(int argc, char** argv) {
       std::fputs(kHelp, stdout);
       std::exit(kOk);
     } else if (s == "--model")
-      a.model = value();
+      a.model = non_empty(s, value(), "a model folder");
     else if (s == "--steps")
       a.gen.steps = parse_number<int>(s, value());
     else if (s == "--guidance")
@@ -136,16 +150,22 @@ Args parse_args(int argc, char** argv) {
       a.gen.sampler = value();
     else if (s == "--spacing")
       a.gen.spacing = value();
-    else if (s == "--device")
-      a.device = value();
-    else if (s == "--precision")
+    else if (s == "--device") {
+      a.device = non_empty(s, value(), "a device index or name");
+      // The engine reads an all-digit selector as an index; one too long for that is no device.
+      if (std::all_of(a.device.begin(), a.device.end(), [](unsigned char c) { return std::isdigit(c); }) &&
+          a.device.size() > 9)
+        usage_error("--device index " + a.device + " is out of range (zero123pp --list-devices lists them)");
+    } else if (s == "--precision")
       a.precision = value();
     else if (s == "--views-dir")
-      a.views_dir = value();
+      a.views_dir = non_empty(s, value(), "a folder");
     else if (s == "--size") {
       std::string v = value();
       size_t x = v.find('x');
-      if (x == std::string::npos) usage_error("--size expects WxH, e.g. 640x960");
+      if (x == std::string::npos || v.find_first_not_of("0123456789x") != std::string::npos || x == 0 ||
+          x + 1 == v.size() || v.find('x', x + 1) != std::string::npos)
+        usage_error("--size expects WxH, e.g. 640x960, got '" + v + "'");
       a.gen.width = parse_number<int>(s, v.substr(0, x));
       a.gen.height = parse_number<int>(s, v.substr(x + 1));
       if (a.gen.width % 64 || a.gen.height % 64) usage_error("--size must be multiples of 64, got " + v);
@@ -157,13 +177,18 @@ Args parse_args(int argc, char** argv) {
       a.verbose = true;
     else if (s == "--list-devices")
       a.list = true;
-    else if (s.size() > 1 && s[0] == '-' && s != "-")
+    else if (s == "--") // the rest are file names, even those starting with '-'
+      a.positional.insert(a.positional.end(), argv + i + 1, argv + argc), i = argc;
+    else if (s.size() > 1 && s[0] == '-')
       usage_error("unknown option " + s);
     else
       a.positional.push_back(s);
   }
   if (a.list) return a;
   if (a.positional.size() < 2) usage_error("need an INPUT and an OUTPUT");
+  for (size_t i = 0; i < a.positional.size(); ++i)
+    if (a.positional[i].empty())
+      usage_error(i + 1 == a.positional.size() ? "the OUTPUT path is empty" : "an INPUT path is empty");
   // The engine's own checks, before anything is read or loaded.
   try {
     check_generate_options(a.gen);
@@ -171,7 +196,7 @@ Args parse_args(int argc, char** argv) {
     usage_error(e.what());
   }
   if (a.precision != "auto" && a.precision != "f16" && a.precision != "f32")
-    usage_error("--precision must be auto, f16 or f32");
+    usage_error("--precision must be auto, f16 or f32, not '" + a.precision + "'");
   return a;
 }
 
@@ -189,27 +214,18 @@ std::string cannot_create_files_in(const fs::path& dir) {
   return "";
 }
 
+// An input read as a stream, interruptible (cli/fd_io.hpp): a FIFO or a stalled pipe ends on a signal.
 Image read_input(const std::string& path) {
-  if (path != "-") return load_image(path);
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-  return decode_image(bytes, "<stdin>");
+  return decode_image(z123cli::read_input_bytes(path), path == "-" ? "<stdin>" : path);
 }
 
-void write_output(const std::string& path, const Image& img) {
-  if (path == "-") {
-    std::vector<uint8_t> png = encode_png(img);
-    if (std::fwrite(png.data(), 1, png.size(), stdout) != png.size() || std::fflush(stdout) != 0)
-      throw io_error("writing the PNG to standard output failed");
-    return;
-  }
+// The grid as the file format OUTPUT's extension asks for (checked before the model loaded).
+std::vector<uint8_t> encode_output(const std::string& path, const Image& img) {
   std::string ext = fs::path(path).extension().string();
   for (auto& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  if (ext == ".jpg" || ext == ".jpeg")
-    save_jpeg(path, to_rgb(img), 95); // JPEG has no alpha (it is 255)
-  else if (ext == ".png")
-    save_png(path, img);
-  else
-    throw invalid_argument("output '" + path + "': unknown extension (use .png, .jpg or .jpeg)");
+  if (ext == ".jpg" || ext == ".jpeg") return encode_jpeg(to_rgb(img), 95); // JPEG has no alpha (it is 255)
+  if (ext == ".png" || path == "-") return encode_png(img);
+  throw invalid_argument("output '" + path + "': unknown extension (use .png, .jpg or .jpeg)");
 }
 
 Image crop(const Image& src, int x0, int y0, int w, int h) {
@@ -219,14 +235,15 @@ Image crop(const Image& src, int x0, int y0, int w, int h) {
   return out;
 }
 
-void write_views(const std::string& dir, const std::string& name, const Image& grid) {
+// Stages the six views and their poses (written with the grid by one commit).
+void stage_views(z123cli::StagedFiles& files, const std::string& dir, const std::string& name, const Image& grid) {
   fs::create_directories(dir);
   const int vw = grid.width / 2, vh = grid.height / 3;
   auto poses = view_poses();
   std::string json = "{\n  \"image\": \"" + name + ".png\",\n  \"views\": [\n";
   for (int i = 0; i < 6; ++i) {
     std::string file = name + "_view" + std::to_string(i) + ".png";
-    save_png(fs::path(dir) / file, crop(grid, (i % 2) * vw, (i / 2) * vh, vw, vh));
+    files.add(fs::path(dir) / file, encode_png(crop(grid, (i % 2) * vw, (i / 2) * vh, vw, vh)));
     char buf[256];
     std::snprintf(buf, sizeof buf,
                   "    {\"index\": %d, \"file\": \"%s\", \"row\": %d, \"column\": %d, \"azimuth_deg\": %g, "
@@ -236,11 +253,12 @@ void write_views(const std::string& dir, const std::string& name, const Image& g
     json += buf;
   }
   json += "  ]\n}\n";
-  std::ofstream(fs::path(dir) / (name + "_views.json")) << json;
+  files.add(fs::path(dir) / (name + "_views.json"), std::vector<uint8_t>(json.begin(), json.end()));
 }
 
 int run(Args& a) {
   if (a.list) {
+    Interrupt::Phase phase("listing the devices");
     for (const auto& d : list_devices())
       std::printf("%s (%s), %llu MiB, %s%s\n", d.name.c_str(), d.type.c_str(),
                   static_cast<unsigned long long>(d.memory_bytes >> 20), d.driver.c_str(),
@@ -269,6 +287,7 @@ int run(Args& a) {
   std::vector<Image> images;
   for (const auto& in : inputs) {
     try {
+      Interrupt::Cooperative phase("reading the input");
       images.push_back(read_input(in));
     } catch (const Error& e) {
       std::fprintf(stderr, "zero123pp: %s\n", e.what());
@@ -333,6 +352,9 @@ int run(Args& a) {
       eo.prepare_width = a.gen.width;
       eo.prepare_height = a.gen.height;
     }
+    // Engine::open has no cancellation point: a signal now ends the process (cli/interrupt.hpp).
+    Interrupt::Phase phase("loading the model");
+    if (Interrupt::requested()) throw Interrupted{};
     engine = Engine::open(model, eo);
   } catch (const Error& e) {
     if (progress) std::fputs("\r\033[K", stderr);
@@ -346,7 +368,7 @@ int run(Args& a) {
                  engine->precision().c_str(), engine->load_ms() / 1000.0);
   if (a.verbose) std::fputs(format_load_report(engine->load_report()).c_str(), stderr);
 
-  a.gen.cancel = &g_cancel;
+  a.gen.cancel = &Interrupt::cancel_flag();
   std::thread closer;
   double close_ms = 0;
   // Every return below waits for the closing thread first (it holds a reference to `engine`).
@@ -369,6 +391,9 @@ int run(Args& a) {
       };
     }
     try {
+      // Cooperative: the engine checks the flag before every step; the watcher gives the step in
+      // flight, the VAE decode and closing the engine a grace period, then ends the process.
+      Interrupt::Cooperative phase("generating the views");
       GenerateResult r = engine->generate(images[i], a.gen);
       // After the last image the engine is closed (freeing gigabytes of device and pinned host
       // memory takes a few hundred ms) while the output is being encoded and written.
@@ -380,8 +405,18 @@ int run(Args& a) {
         });
       }
       auto t_write = std::chrono::steady_clock::now();
-      write_output(target, r.image);
-      if (!a.views_dir.empty()) write_views(a.views_dir, name, r.image);
+      Interrupt::Cooperative writing("writing the output");
+      // The grid and the views go into place together, only once all of them are complete.
+      z123cli::StagedFiles files;
+      std::vector<uint8_t> encoded = encode_output(target, r.image);
+      const bool stream = target == "-" || z123cli::is_stream_target(target);
+      if (!stream) files.add(target, encoded);
+      if (!a.views_dir.empty()) stage_views(files, a.views_dir, name, r.image);
+      if (target == "-")
+        z123cli::write_all(STDOUT_FILENO, encoded, "<stdout>");
+      else if (stream)
+        z123cli::write_stream(target, encoded);
+      files.commit();
       if (a.verbose) std::fprintf(stderr, "zero123pp: wrote %s in %.0f ms\n", target.c_str(), ms_since(t_write));
       if (!a.quiet)
         std::fprintf(stderr,
@@ -391,8 +426,8 @@ int run(Args& a) {
                      r.timings.condition_ms, static_cast<int>(r.timings.step_ms.size()), r.timings.sampling_ms,
                      r.timings.decode_ms, r.peak_device_bytes / 1048576.0);
     } catch (const Error& e) {
+      if (e.kind() == ErrorKind::Cancelled) return Interrupt::report();
       std::fprintf(stderr, "\nzero123pp: %s: %s\n", inputs[i].c_str(), e.what());
-      if (e.kind() == ErrorKind::Cancelled) return kCancelled;
       bool input_problem =
           e.kind() == ErrorKind::Io || e.kind() == ErrorKind::Format || e.kind() == ErrorKind::InvalidArgument;
       return input_problem ? kBadInput : kEngineFailure;
@@ -408,11 +443,12 @@ int run(Args& a) {
 } // namespace
 
 int main(int argc, char** argv) {
+  Interrupt::install(); // first: the threads started later inherit its signal mask
   Args a = parse_args(argc, argv);
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
   try {
     return run(a);
+  } catch (const Interrupted&) {
+    return Interrupt::report();
   } catch (const Error& e) {
     std::fprintf(stderr, "zero123pp: %s\n", e.what());
     return e.kind() == ErrorKind::NoDevice ? kEngineFailure : kBadInput;

@@ -1,7 +1,8 @@
 // The zero123pp CLI end to end on the bundled tiny model (lavapipe): usage errors, bad inputs,
 // bad models (each with its exit code and a message naming the problem), and real runs whose
 // outputs are checked: size, the six view files against the grid, the pose JSON, and that the
-// same seed gives the same pixels through files, through stdin/stdout and in a batch.
+// same seed gives the same pixels through files, through stdin/stdout and in a batch. Every
+// option at and past its limits: test_cli_options.cpp; signals: test_cli_signals.cpp.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -13,44 +14,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_util.hpp"
 #include "support/golden.hpp"
 #include "z123/image/codec.hpp"
 #include "z123/image/preprocess.hpp"
 
 namespace fs = std::filesystem;
 using namespace z123;
+using test::cli;
+using test::CliResult;
+using test::q;
 
 namespace {
 
-struct CliResult {
-  int exit_code;
-  std::string out; // stdout + stderr
-};
-
-// Runs the CLI through the shell (so pipes and redirections are those of a user's shell).
-CliResult cli(const std::string& args) {
-  std::string cmd = std::string(Z123_CLI) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  CliResult r{-1, ""};
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-fs::path temp_dir() {
-  static fs::path d = [] {
-    fs::path p = fs::temp_directory_path() / ("z123-cli-" + std::to_string(::getpid()));
-    fs::create_directories(p);
-    return p;
-  }();
-  return d;
-}
-
-std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
+fs::path temp_dir() { return test::cli_temp_dir(); }
 
 const std::string kModel = "--model " + q(test::tiny_model_dir());
 const std::string kFast = kModel + " --steps 1 --size 128x192 --seed 7 --quiet";
@@ -75,12 +52,12 @@ TEST(CliUsage, UsageErrorsExit2WithAReason) {
   };
   for (Case c : {Case{"", "need an INPUT and an OUTPUT"}, Case{"a.png", "need an INPUT and an OUTPUT"},
                  Case{"--bogus a b", "unknown option --bogus"}, Case{"--steps 0 a b", "between 1 and 200"},
-                 Case{"--steps x a b", "expects a number"}, Case{"--sampler ddpm a b", "sampler"},
+                 Case{"--steps x a b", "expects a whole number"}, Case{"--sampler ddpm a b", "sampler"},
                  Case{"--spacing odd a b", "spacing"}, Case{"--size 100x64 a b", "multiples of 64"},
                  Case{"--size 64x64 a b", "2 x 3 grid"}, Case{"--size 8192x192 a b", "between 64 and 4096"},
                  Case{"--guidance nan a b", "guidance scale"}, Case{"--guidance inf a b", "guidance scale"},
                  Case{"--guidance 1e30 a b", "guidance scale"}, Case{"--guidance -2 a b", "guidance scale"},
-                 Case{"--seed -1 a b", "expects a number"}, Case{"--precision f8 a b", "--precision"},
+                 Case{"--seed -1 a b", "expects a whole number"}, Case{"--precision f8 a b", "--precision"},
                  Case{"- - /tmp", "standard input can be read only once"}}) {
     CliResult r = cli(c.args);
     EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.out;
