@@ -1,0 +1,117 @@
+// A soak: 200 frames through appsrc ! zero123pp ! appsink in one PLAYING session, with the input
+// size and content changing (new caps every 25 frames, different pixels every frame). Resident
+// memory, file descriptors and threads are recorded every 20 frames (printed, so a CI log keeps
+// them); after the first 100 frames nothing may grow: descriptors and threads not at all, memory
+// by at most 1% (the bar) plus 1 MiB for malloc's arenas settling.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <gst/app/gstappsink.h>
+#include <gst/app/gstappsrc.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "element_util.hpp"
+#include "gst_env.hpp"
+
+using namespace z123::test;
+
+namespace {
+
+constexpr int kFrames = 200, kBaseline = 100, kSample = 20, kCapsEvery = 25;
+struct Size {
+  int w, h;
+};
+constexpr Size kSizes[] = {{95, 80}, {64, 64}, {160, 120}, {33, 200}, {256, 144}, {81, 81}, {120, 90}, {200, 150}};
+
+int count_entries(const char* dir) {
+  DIR* d = opendir(dir);
+  if (!d) return -1;
+  int n = 0;
+  while (dirent* e = readdir(d))
+    if (e->d_name[0] != '.') ++n;
+  closedir(d);
+  return n - (std::strcmp(dir, "/proc/self/fd") == 0 ? 1 : 0);
+}
+
+long rss_kib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  return -1;
+}
+
+// Frame i of size s: the golden input tiled, shifted by i pixels, so every frame differs.
+GstBuffer* frame(int i, Size s, GstClockTime pts) {
+  static const z123::Image src = input_image();
+  return make_video_buffer(GST_VIDEO_FORMAT_RGB, s.w, s.h, pts, GST_SECOND / 30, [&](std::uint8_t* dst, int y) {
+    for (int x = 0; x < s.w; ++x) {
+      const std::uint8_t* p = src.row((y + i) % src.height) + 3 * ((x + 3 * i) % src.width);
+      std::memcpy(dst + 3 * x, p, 3);
+    }
+  });
+}
+
+void set_caps(GstElement* src, Size s) {
+  GstCaps* caps = gst_caps_new_simple("video/x-raw", "format", G_TYPE_STRING, "RGB", "width", G_TYPE_INT, s.w,
+                                      "height", G_TYPE_INT, s.h, "framerate", GST_TYPE_FRACTION, 30, 1, nullptr);
+  gst_app_src_set_caps(GST_APP_SRC(src), caps);
+  gst_caps_unref(caps);
+}
+
+} // namespace
+
+TEST(GstSoak, TwoHundredFramesOfChangingSizesKeepMemoryDescriptorsAndThreadsFlat) {
+  init_gstreamer();
+  GError* err = nullptr;
+  GstElement* pipe = gst_parse_launch(
+      "appsrc name=src is-live=false format=time ! zero123pp name=z ! appsink name=sink sync=false", &err);
+  ASSERT_NE(pipe, nullptr) << (err ? err->message : "");
+  GstElement* z = gst_bin_get_by_name(GST_BIN(pipe), "z");
+  GstElement* src = gst_bin_get_by_name(GST_BIN(pipe), "src");
+  GstElement* sink = gst_bin_get_by_name(GST_BIN(pipe), "sink");
+  set_fast_properties(z);
+  set_caps(src, kSizes[0]);
+  ASSERT_NE(gst_element_set_state(pipe, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+
+  long rss0 = 0;
+  int fds0 = 0, threads0 = 0;
+  const auto t0 = Clock::now();
+  std::printf("frame  seconds  RSS_KiB  fds  threads\n");
+  for (int i = 0; i < kFrames; ++i) {
+    const Size s = kSizes[(i / kCapsEvery) % (sizeof kSizes / sizeof kSizes[0])];
+    if (i % kCapsEvery == 0) set_caps(src, s);
+    ASSERT_EQ(gst_app_src_push_buffer(GST_APP_SRC(src), frame(i, s, i * GST_SECOND / 30)), GST_FLOW_OK);
+    GstSample* out = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 120 * GST_SECOND);
+    ASSERT_NE(out, nullptr) << "frame " << i << " did not come out";
+    gst_sample_unref(out);
+    if ((i + 1) % kSample == 0) {
+      const long rss = rss_kib();
+      const int fds = count_entries("/proc/self/fd"), threads = count_entries("/proc/self/task");
+      std::printf("%5d  %7.1f  %7ld  %3d  %7d\n", i + 1, seconds_since(t0), rss, fds, threads);
+      if (i + 1 == kBaseline) rss0 = rss, fds0 = fds, threads0 = threads;
+      if (i + 1 > kBaseline) {
+        EXPECT_EQ(fds, fds0) << "file descriptors grew by frame " << i + 1;
+        EXPECT_EQ(threads, threads0) << "threads grew by frame " << i + 1;
+        EXPECT_LE(rss - rss0, rss0 / 100 + 1024) << "resident memory grew by frame " << i + 1;
+      }
+    }
+  }
+  std::fflush(stdout);
+  GstBus* bus = gst_element_get_bus(pipe);
+  auto messages = pop_messages(bus, GST_MESSAGE_ERROR);
+  for (GstMessage* m : messages) ADD_FAILURE() << error_text(m);
+  unref_messages(messages);
+  gst_object_unref(bus);
+  ASSERT_EQ(gst_element_set_state(pipe, GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
+  EXPECT_EQ(live_engines(), 0);
+  gst_object_unref(z);
+  gst_object_unref(src);
+  gst_object_unref(sink);
+  gst_object_unref(pipe);
+}
