@@ -1,8 +1,13 @@
-// A soak: 200 frames through appsrc ! zero123pp ! appsink in one PLAYING session, with the input
-// size and content changing (new caps every 25 frames, different pixels every frame). Resident
-// memory, file descriptors and threads are recorded every 20 frames (printed, so a CI log keeps
-// them); after the first 100 frames nothing may grow: descriptors and threads not at all, memory
-// by at most 1% (the bar) plus 1 MiB for malloc's arenas settling.
+// A soak: frames through appsrc ! zero123pp ! appsink in one PLAYING session, with the input size
+// and content changing (new caps every kCapsEvery frames, different pixels every frame). Resident
+// memory, file descriptors and threads are recorded every kSample frames (printed, so a CI log
+// keeps them); after the first half nothing may grow: descriptors and threads not at all, memory
+// by at most 1% plus 1 MiB for malloc's arenas settling.
+//
+// Frames: Z123_SOAK_FRAMES, default 20. A frame costs 3-13 s on the 2-core CI machine's lavapipe
+// even with the fast synthetic model and no guidance (the 128x192 VAE decode alone is ~2 s), so
+// the 200 frames (~20-40 min) do not fit CI's 90 minutes beside the rest; the long soak
+// runs on the GPU machine through the engine API (bench/gpu_soak.sh: 2,000 frames).
 #include <gtest/gtest.h>
 
 #include <dirent.h>
@@ -10,6 +15,7 @@
 #include <gst/app/gstappsrc.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -17,12 +23,18 @@
 
 #include "element_util.hpp"
 #include "gst_env.hpp"
+#include "support/golden.hpp"
 
 using namespace z123::test;
 
 namespace {
 
-constexpr int kFrames = 200, kBaseline = 100, kSample = 20, kCapsEvery = 25;
+constexpr int kSample = 5, kCapsEvery = 5;
+int soak_frames() {
+  const char* v = std::getenv("Z123_SOAK_FRAMES");
+  const int n = v && *v ? std::atoi(v) : 20;
+  return n >= 2 * kSample ? n - n % kSample : 2 * kSample;
+}
 struct Size {
   int w, h;
 };
@@ -58,15 +70,16 @@ GstBuffer* frame(int i, Size s, GstClockTime pts) {
 }
 
 void set_caps(GstElement* src, Size s) {
-  GstCaps* caps = gst_caps_new_simple("video/x-raw", "format", G_TYPE_STRING, "RGB", "width", G_TYPE_INT, s.w,
-                                      "height", G_TYPE_INT, s.h, "framerate", GST_TYPE_FRACTION, 30, 1, nullptr);
+  GstCaps* caps = gst_caps_new_simple("video/x-raw", "format", G_TYPE_STRING, "RGB", "width", G_TYPE_INT, s.w, "height",
+                                      G_TYPE_INT, s.h, "framerate", GST_TYPE_FRACTION, 30, 1, nullptr);
   gst_app_src_set_caps(GST_APP_SRC(src), caps);
   gst_caps_unref(caps);
 }
 
 } // namespace
 
-TEST(GstSoak, TwoHundredFramesOfChangingSizesKeepMemoryDescriptorsAndThreadsFlat) {
+TEST(GstSoak, FramesOfChangingSizesKeepMemoryDescriptorsAndThreadsFlat) {
+  const int kFrames = soak_frames(), kBaseline = kFrames / 2 - (kFrames / 2) % kSample;
   init_gstreamer();
   GError* err = nullptr;
   GstElement* pipe = gst_parse_launch(
@@ -76,6 +89,8 @@ TEST(GstSoak, TwoHundredFramesOfChangingSizesKeepMemoryDescriptorsAndThreadsFlat
   GstElement* src = gst_bin_get_by_name(GST_BIN(pipe), "src");
   GstElement* sink = gst_bin_get_by_name(GST_BIN(pipe), "sink");
   set_fast_properties(z);
+  // The fast synthetic model without guidance: ~1-3 s a frame on lavapipe instead of a minute.
+  g_object_set(z, "model", z123::test::fast_model_dir().c_str(), "guidance-scale", 1.0, nullptr);
   set_caps(src, kSizes[0]);
   ASSERT_NE(gst_element_set_state(pipe, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
 

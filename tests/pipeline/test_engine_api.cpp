@@ -17,12 +17,14 @@ using namespace z123;
 
 namespace {
 
-std::unique_ptr<Engine> open_tiny() {
+std::unique_ptr<Engine> open_model(const std::filesystem::path& dir) {
   EngineOptions eo;
   eo.validation = true;
   if (const char* d = std::getenv("Z123_TEST_DEVICE")) eo.device = d;
-  return Engine::open(test::tiny_model_dir(), eo);
+  return Engine::open(dir, eo);
 }
+
+std::unique_ptr<Engine> open_tiny() { return open_model(test::tiny_model_dir()); }
 
 GenerateOptions quick(uint64_t seed) {
   GenerateOptions o;
@@ -106,10 +108,10 @@ TEST(EngineApi, OptionChecksNeedNoModel) {
 // The threading contract of engine.hpp: concurrent calls on one engine are serialized and each
 // gives its seed's result, while a second engine on the same device runs beside them; re-entry
 // from the progress callback is refused instead of deadlocking. Without guidance (one half, no
-// zero-image encode) to keep it short on lavapipe.
+// zero-image encode) and on the fast synthetic model, to keep it short on lavapipe.
 TEST(EngineApi, ConcurrentCallsAreSerializedAndTwoEnginesShareADevice) {
-  auto engine = open_tiny();
-  auto second = open_tiny(); // same device, its own programs and memory
+  auto engine = open_model(test::fast_model_dir());
+  auto second = open_model(test::fast_model_dir()); // same device, its own programs and memory
   Image input = load_image(test::golden_dir() / "pipeline_input.png");
   GenerateOptions o = quick(5);
   o.guidance_scale = 1.0f;

@@ -1,4 +1,4 @@
-// Fault injection (z123/fault.hpp) while opening the tiny model and generating one image: each
+// Fault injection (z123/fault.hpp) while opening the fast synthetic model and generating one image: each
 // kind of call that can fail on a real system (device memory, buffer and pipeline creation,
 // queue submission and waiting as on a lost device, reading a weight file) is made to fail at
 // its 1st, 2nd, 3rd, 5th, 8th, ... call, until the call count runs past what one open and one
@@ -63,7 +63,7 @@ protected:
 TEST_P(FaultInjection, EveryFailureIsAClearErrorAndTheEngineRecovers) {
   const Expectation e = GetParam();
   const Image input = load_image(test::golden_dir() / "pipeline_input.png");
-  static const Image reference = Engine::open(test::tiny_model_dir(), tiny_options())->generate(input, quick()).image;
+  static const Image reference = Engine::open(test::fast_model_dir(), tiny_options())->generate(input, quick()).image;
   const int fds = open_fds();
 
   int failures = 0;
@@ -72,7 +72,7 @@ TEST_P(FaultInjection, EveryFailureIsAClearErrorAndTheEngineRecovers) {
     arm_fault(e.point, a, /*sticky=*/e.point == FaultPoint::Submit || e.point == FaultPoint::Wait);
     bool failed = false;
     try {
-      auto engine = Engine::open(test::tiny_model_dir(), tiny_options());
+      auto engine = Engine::open(test::fast_model_dir(), tiny_options());
       const Image got = engine->generate(input, quick()).image;
       EXPECT_EQ(got.pixels, reference.pixels) << "no error, so the result must be right";
     } catch (const Error& err) {
@@ -86,7 +86,7 @@ TEST_P(FaultInjection, EveryFailureIsAClearErrorAndTheEngineRecovers) {
   }
   EXPECT_GE(failures, 1) << "the fault point was never reached";
 
-  auto engine = Engine::open(test::tiny_model_dir(), tiny_options());
+  auto engine = Engine::open(test::fast_model_dir(), tiny_options());
   EXPECT_EQ(engine->generate(input, quick()).image.pixels, reference.pixels);
   EXPECT_EQ(engine->validation_errors(), 0u);
   engine.reset();

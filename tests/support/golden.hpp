@@ -14,6 +14,11 @@ namespace z123::test {
 
 std::filesystem::path golden_dir();     // tests/data/golden
 std::filesystem::path tiny_model_dir(); // tests/data/golden/tiny-model
+// The synthetic model of synthetic_model.hpp (64 px VAE branch, 1 layer per VAE block), written
+// once per process into a temporary folder: a generation on lavapipe takes seconds instead of
+// the tiny model's minute (its 512 px VAE branch puts 4,096 reference tokens in every
+// attention). For tests of plumbing (faults, threads, soaks), not of numerics.
+std::filesystem::path fast_model_dir();
 
 struct GoldenTensor {
   std::vector<int64_t> shape;

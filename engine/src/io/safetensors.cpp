@@ -2,8 +2,8 @@
 
 #include "io/json_util.hpp"
 #include "io/sigbus_guard.hpp"
-#include "z123/fault.hpp"
 #include "z123/error.hpp"
+#include "z123/fault.hpp"
 #include "z123/half.hpp"
 #include "z123/io/mapped_file.hpp"
 

@@ -46,8 +46,8 @@ void follow_environment() {
   if (c1 == std::string::npos) return; // malformed: nothing armed
   const std::string name = now.substr(0, c1);
   const size_t c2 = now.find(':', c1 + 1);
-  const uint64_t nth = std::strtoull(now.substr(c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1).c_str(),
-                                     nullptr, 10);
+  const uint64_t nth =
+      std::strtoull(now.substr(c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1).c_str(), nullptr, 10);
   const bool sticky = c2 != std::string::npos && now.substr(c2 + 1) == "sticky";
   for (size_t i = 0; i < g_arms.size(); ++i)
     if (name == fault_point_name(static_cast<FaultPoint>(i))) arm(static_cast<FaultPoint>(i), nth, sticky);

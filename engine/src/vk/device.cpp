@@ -186,8 +186,8 @@ Device::~Device() {
 
 void Device::throw_if_lost() const {
   if (lost_.load())
-    throw VulkanError(VK_ERROR_DEVICE_LOST, "using device '" + info_.name +
-                                                "', which was lost earlier (the engine must be opened again)");
+    throw VulkanError(VK_ERROR_DEVICE_LOST,
+                      "using device '" + info_.name + "', which was lost earlier (the engine must be opened again)");
 }
 
 uint64_t Device::submit(Recording& recording) {
@@ -226,8 +226,15 @@ void Device::wait(uint64_t value, uint64_t timeout_ms) {
   wi.semaphoreCount = 1;
   wi.pSemaphores = &timeline_;
   wi.pValues = &value;
-  VkResult r =
-      fault_fires(FaultPoint::Wait) ? VK_ERROR_DEVICE_LOST : vkWaitSemaphores(device_, &wi, timeout_ms * 1000000ull);
+  VkResult r = VK_ERROR_DEVICE_LOST;
+  if (fault_fires(FaultPoint::Wait)) {
+    // A simulated loss: let the submitted work finish first, since on a really lost device
+    // nothing executes any more and callers may then free what it used.
+    std::lock_guard<std::mutex> lock(queue_mutex_);
+    vkQueueWaitIdle(queue_);
+  } else {
+    r = vkWaitSemaphores(device_, &wi, timeout_ms * 1000000ull);
+  }
   if (r == VK_TIMEOUT)
     throw Error(ErrorKind::Vulkan, "GPU work did not finish within " + std::to_string(timeout_ms) + " ms");
   if (r == VK_ERROR_DEVICE_LOST) lost_.store(true);

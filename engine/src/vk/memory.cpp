@@ -125,7 +125,7 @@ Allocator::Block* Allocator::new_block(uint64_t size, uint32_t type_index, bool 
   ai.memoryTypeIndex = type_index;
   VkDeviceMemory mem = VK_NULL_HANDLE;
   VkResult r = fault_fires(FaultPoint::AllocateMemory) ? VK_ERROR_OUT_OF_DEVICE_MEMORY
-                                                         : vkAllocateMemory(device_, &ai, nullptr, &mem);
+                                                       : vkAllocateMemory(device_, &ai, nullptr, &mem);
   if (r != VK_SUCCESS)
     throw Error(ErrorKind::OutOfMemory, "allocating " + mib(size) + " of device memory for " + why + " failed (" +
                                             result_name(r) + "); already held: " + mib(stats_.allocated_bytes) +
@@ -180,7 +180,8 @@ Buffer Allocator::create_buffer(VkDeviceSize bytes, MemoryUsage usage, const std
              (bindable ? VK_BUFFER_USAGE_STORAGE_BUFFER_BIT : 0);
   bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   VkBuffer vb = VK_NULL_HANDLE;
-  check(fault_fires(FaultPoint::CreateBuffer) ? VK_ERROR_OUT_OF_DEVICE_MEMORY : vkCreateBuffer(device_, &bi, nullptr, &vb),
+  check(fault_fires(FaultPoint::CreateBuffer) ? VK_ERROR_OUT_OF_DEVICE_MEMORY
+                                              : vkCreateBuffer(device_, &bi, nullptr, &vb),
         ("vkCreateBuffer for '" + name + "'").c_str());
   VkMemoryRequirements req{};
   vkGetBufferMemoryRequirements(device_, vb, &req);

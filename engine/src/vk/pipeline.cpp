@@ -251,10 +251,10 @@ double PipelineCache::compile(Pending& job) {
     ci.flags |=
         VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR | VK_PIPELINE_CREATE_CAPTURE_INTERNAL_REPRESENTATIONS_BIT_KHR;
   VkPipeline handle = VK_NULL_HANDLE;
-  VkResult r = fault_fires(FaultPoint::CreatePipeline)
-                   ? VK_ERROR_OUT_OF_DEVICE_MEMORY
-                   : vkCreateComputePipelines(device_, report_dir_.empty() ? cache_ : VK_NULL_HANDLE, 1, &ci, nullptr,
-                                              &handle);
+  VkResult r =
+      fault_fires(FaultPoint::CreatePipeline)
+          ? VK_ERROR_OUT_OF_DEVICE_MEMORY
+          : vkCreateComputePipelines(device_, report_dir_.empty() ? cache_ : VK_NULL_HANDLE, 1, &ci, nullptr, &handle);
   if (r == VK_SUCCESS && !report_dir_.empty()) write_pipeline_report(device_, handle, report_dir_, pipeline_key(desc));
   if (r == VK_SUCCESS && (feedback.flags & VK_PIPELINE_CREATION_FEEDBACK_VALID_BIT) &&
       (feedback.flags & VK_PIPELINE_CREATION_FEEDBACK_APPLICATION_PIPELINE_CACHE_HIT_BIT))

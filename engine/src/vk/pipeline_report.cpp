@@ -58,7 +58,8 @@ void write_pipeline_report(VkDevice device, VkPipeline pipeline, const std::stri
     statistics(device, &ei, &n, nullptr);
     std::vector<VkPipelineExecutableStatisticKHR> stats(n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
     statistics(device, &ei, &n, stats.data());
-    for (const auto& s : stats) out << "  stat " << s.name << " = " << statistic_value(s) << "  (" << s.description << ")\n";
+    for (const auto& s : stats)
+      out << "  stat " << s.name << " = " << statistic_value(s) << "  (" << s.description << ")\n";
     // Two calls: the sizes, then the text (or binary) of each representation.
     n = 0;
     representations(device, &ei, &n, nullptr);
@@ -72,8 +73,8 @@ void write_pipeline_report(VkDevice device, VkPipeline pipeline, const std::stri
     }
     representations(device, &ei, &n, reps.data());
     for (uint32_t r = 0; r < n; ++r) {
-      out << "  representation " << reps[r].name << " (" << reps[r].description << "), " << reps[r].dataSize
-          << " bytes" << (reps[r].isText ? "" : ", binary (not shown)") << "\n";
+      out << "  representation " << reps[r].name << " (" << reps[r].description << "), " << reps[r].dataSize << " bytes"
+          << (reps[r].isText ? "" : ", binary (not shown)") << "\n";
       if (reps[r].isText) out << data[r].data() << "\n";
     }
   }

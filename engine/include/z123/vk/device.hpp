@@ -5,8 +5,8 @@
 
 #include <vulkan/vulkan.h>
 
-#include <cstdint>
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
