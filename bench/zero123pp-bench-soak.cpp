@@ -68,10 +68,14 @@ int main(int argc, char** argv) {
   EngineOptions eo;
   for (int i = 3; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
-    if (a == "--frames") frames = std::stoi(argv[i + 1]);
-    else if (a == "--steps") steps = std::stoi(argv[i + 1]);
-    else if (a == "--every") every = std::stoi(argv[i + 1]);
-    else if (a == "--device") eo.device = argv[i + 1];
+    if (a == "--frames")
+      frames = std::stoi(argv[i + 1]);
+    else if (a == "--steps")
+      steps = std::stoi(argv[i + 1]);
+    else if (a == "--every")
+      every = std::stoi(argv[i + 1]);
+    else if (a == "--device")
+      eo.device = argv[i + 1];
     else {
       std::fprintf(stderr, "zero123pp-bench-soak: unknown option %s\n", a.c_str());
       return 2;
@@ -80,7 +84,8 @@ int main(int argc, char** argv) {
   try {
     const Image src = to_rgb(load_image(argv[2]));
     auto engine = Engine::open(argv[1], eo);
-    static const int sizes[][2] = {{320, 320}, {256, 320}, {320, 200}, {97, 131}, {300, 299}, {64, 64}, {200, 300}, {150, 90}};
+    static const int sizes[][2] = {{320, 320}, {256, 320}, {320, 200}, {97, 131},
+                                   {300, 299}, {64, 64},   {200, 300}, {150, 90}};
     GenerateOptions go;
     go.steps = steps;
     Sample base{}, last{};
