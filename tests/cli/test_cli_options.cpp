@@ -164,12 +164,12 @@ TEST(CliOptions, EdgeValuesPassTheChecks) {
   EXPECT_FALSE(fs::exists(test::cli_temp_dir() / "edge.png"));
 }
 
-// Edge values that change the work, run for real on the tiny model (one run: each costs minutes
-// on lavapipe; the size and guided programs are those of the other runs, so nothing new compiles).
+// Edge values that change the work, run for real, on the fast synthetic model (a run of the tiny
+// model costs minutes on lavapipe).
 TEST(CliOptions, EdgeValuesRun) {
   const fs::path in = test::golden_dir() / "pipeline_input.png";
   const fs::path out = test::cli_temp_dir() / "edge-run.png";
-  CliResult r = cli("--model " + q(test::tiny_model_dir()) +
+  CliResult r = cli("--model " + q(test::fast_model_dir()) +
                     " --quiet --steps 1 --size 128x192 --guidance 100 --seed 18446744073709551615 --sampler euler "
                     "--spacing leading " +
                     q(in) + " " + q(out));
