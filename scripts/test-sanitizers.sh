@@ -15,6 +15,13 @@
 # Leak reports from inside the Vulkan driver (lavapipe, LLVM), the Vulkan loader and GStreamer /
 # GLib's own allocations are suppressed in tests/sanitizers/lsan.supp, each with its reason.
 #
+# State (2026-11-24, not yet in CI): the CPU-only suites (z123_io_tests 87/87, test_image 50/50)
+# pass clean. Tests that open a Vulkan device pass their assertions but LeakSanitizer reports
+# ~4 KiB in ~32 reallocs at exit from an "<unknown module>": the driver, which the Vulkan loader
+# unloads (dlclose) at vkDestroyInstance, so its frames cannot be named and the library
+# suppressions do not match. Next step: keep the driver mapped in test processes (dlopen with
+# RTLD_NODELETE) so its frames resolve, then check that what remains is the driver's own.
+#
 # Usage: scripts/test-sanitizers.sh      (env: SAN_BUILD_DIR=build-asan)
 set -euo pipefail
 cd "$(dirname "$0")/.."
