@@ -2,8 +2,8 @@
 // plugin's own copy of the engine reads): the frame in flight fails, the element posts an ERROR
 // message naming the loss, and after NULL -> PLAYING (a new engine on the device) frames flow
 // again with the engine's exact pixels.
-#include <gtest/gtest.h>
 #include <gst/check/gstharness.h>
+#include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <string>
