@@ -85,6 +85,16 @@ TEST(DeviceChoice, BadSelectorsNameTheDevicesThatExist) {
     EXPECT_NE(std::string(e.what()).find("index 7"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("0: llvmpipe"), std::string::npos) << e.what();
   }
+  // An index too long for an unsigned long is the same clear error, not std::out_of_range.
+  for (const char* huge : {"99999999999999999999999", "4294967296"}) {
+    try {
+      vk::choose_device(devs, huge);
+      FAIL() << "expected an error for " << huge;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+      EXPECT_NE(std::string(e.what()).find("out of range"), std::string::npos) << e.what();
+    }
+  }
   try {
     vk::choose_device(devs, "radeon");
     FAIL() << "expected an error";

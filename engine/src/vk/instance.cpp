@@ -366,9 +366,10 @@ const DeviceInfo& choose_device(const std::vector<DeviceInfo>& devs, const std::
     return *best;
   }
   if (std::all_of(selector.begin(), selector.end(), [](unsigned char c) { return std::isdigit(c); })) {
-    unsigned long idx = std::stoul(selector);
-    if (idx >= devs.size()) throw invalid_argument("device index " + selector + " is out of range; devices:" + list());
-    return devs[idx];
+    // Length first: a long digit string would overflow std::stoul (std::out_of_range).
+    if (selector.size() > 9 || std::stoul(selector) >= devs.size())
+      throw invalid_argument("device index " + selector + " is out of range; devices:" + list());
+    return devs[std::stoul(selector)];
   }
   std::string want = lower(selector);
   for (const auto& d : devs)
