@@ -24,6 +24,7 @@
 #include "element_util.hpp"
 #include "gst_env.hpp"
 #include "support/golden.hpp"
+#include "support/process_stats.hpp"
 
 using namespace z123::test;
 
@@ -39,24 +40,6 @@ struct Size {
   int w, h;
 };
 constexpr Size kSizes[] = {{95, 80}, {64, 64}, {160, 120}, {33, 200}, {256, 144}, {81, 81}, {120, 90}, {200, 150}};
-
-int count_entries(const char* dir) {
-  DIR* d = opendir(dir);
-  if (!d) return -1;
-  int n = 0;
-  while (dirent* e = readdir(d))
-    if (e->d_name[0] != '.') ++n;
-  closedir(d);
-  return n - (std::strcmp(dir, "/proc/self/fd") == 0 ? 1 : 0);
-}
-
-long rss_kib() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-  return -1;
-}
 
 // Frame i of size s: the golden input tiled, shifted by i pixels, so every frame differs.
 GstBuffer* frame(int i, Size s, GstClockTime pts) {

@@ -22,6 +22,7 @@
 
 #include "element_util.hpp"
 #include "gst_env.hpp"
+#include "support/process_stats.hpp"
 
 using namespace z123::test;
 
@@ -32,26 +33,6 @@ constexpr int kCycles = 100;
 // LLVM), read the pipeline cache, start GLib's and GStreamer's thread pools and grow malloc's
 // arenas once; a leak shows as growth over the following cycles.
 constexpr int kWarmUp = 10;
-
-// Entries of a /proc/self folder: open file descriptors (fd) or threads (task).
-int count_entries(const char* dir) {
-  DIR* d = opendir(dir);
-  if (!d) return -1;
-  int n = 0;
-  while (dirent* e = readdir(d))
-    if (e->d_name[0] != '.') ++n;
-  closedir(d);
-  return n - (std::strcmp(dir, "/proc/self/fd") == 0 ? 1 : 0); // the DIR's own descriptor
-}
-
-// Resident set size in KiB (VmRSS of /proc/self/status).
-long rss_kib() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-  return -1;
-}
 
 } // namespace
 
