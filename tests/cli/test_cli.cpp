@@ -29,7 +29,8 @@ namespace {
 
 fs::path temp_dir() { return test::cli_temp_dir(); }
 
-const std::string kModel = "--model " + q(test::tiny_model_dir());
+// The fast synthetic model (64 px VAE branch): these tests check the plumbing, not the numbers.
+const std::string kModel = "--model " + q(test::fast_model_dir());
 const std::string kFast = kModel + " --steps 1 --size 128x192 --seed 7 --quiet";
 
 bool same_pixels(const Image& a, const Image& b) {

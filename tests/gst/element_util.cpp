@@ -13,7 +13,7 @@
 namespace z123::test {
 
 void set_fast_properties(GstElement* e) {
-  g_object_set(e, "model", tiny_model_dir().c_str(), "device", test_device().c_str(), "view-size", kViewSize, "steps",
+  g_object_set(e, "model", fast_model_dir().c_str(), "device", test_device().c_str(), "view-size", kViewSize, "steps",
                1, "seed", kSeed, nullptr);
 }
 

@@ -1,4 +1,4 @@
-// Helpers shared by the element tests: a zero123pp element set up for fast runs on the tiny model,
+// Helpers shared by the element tests: a zero123pp element set up for fast runs on the fast synthetic model,
 // the input frame they push, and message helpers.
 #pragma once
 
@@ -22,8 +22,8 @@ constexpr guint64 kSeed = 7;
 constexpr int kInputWidth = 95, kInputHeight = 80; // odd width: RGB rows are padded to 288 bytes
 inline constexpr const char* kInputCaps = "video/x-raw,format=RGB,width=95,height=80,framerate=30/1";
 
-// A zero123pp element on the tiny model and the test device, view-size 64, 1 step, seed kSeed
-// (still in NULL); nullptr when the plugin is missing.
+// A zero123pp element on the fast synthetic model (golden.hpp: 64 px VAE branch) and the test device, view-size 64, 1
+// step, seed kSeed (still in NULL); nullptr when the plugin is missing.
 GstElement* make_element();
 // Sets the same fast properties on an element made elsewhere (e.g. by gst_parse_launch).
 void set_fast_properties(GstElement* zero123pp);

@@ -254,7 +254,7 @@ TEST(GstNonLive, EveryFrameWithTheEnginesPixelsTimestampsProgressAndPoses) {
   go.seed = kSeed;
   go.width = 2 * kViewSize;
   go.height = 3 * kViewSize;
-  const Image want = Engine::open(test::tiny_model_dir(), eo)->generate(input, go).image;
+  const Image want = Engine::open(test::fast_model_dir(), eo)->generate(input, go).image;
 
   for (size_t i = 0; i < samples.size(); ++i) {
     GstVideoInfo info;

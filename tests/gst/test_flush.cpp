@@ -70,7 +70,7 @@ Image engine_views(const Image& input) {
   go.seed = kSeed;
   go.width = 2 * kViewSize;
   go.height = 3 * kViewSize;
-  return Engine::open(tiny_model_dir(), eo)->generate(input, go).image;
+  return Engine::open(fast_model_dir(), eo)->generate(input, go).image;
 }
 
 } // namespace

@@ -1,10 +1,12 @@
 // The example pipelines of pipelines/ end to end: each script runs gst-launch-1.0 with this
-// build's plugin, on the bundled tiny model (the scripts fall back to it, with view-size 64 and
-// 1 step, when there are no real weights: Z123_MODEL_DIR points at an empty folder here) and on
-// the test device. Checked: exit status, the files written (count, names, PNG size for the view
-// size and tiling), and pixels against the zero123pp command-line tool for the same seed, which
-// reaches the engine without GStreamer. webcam.sh needs a camera and a display: not tested.
-// Each test generates 2 frames at 1 step (~25-60 s on lavapipe, depending on the machine's load).
+// build's plugin on the test device. The first test runs them as a user without weights does: the
+// scripts fall back to the bundled tiny model (view-size 64, 1 step; Z123_MODEL_DIR points at an
+// empty folder) and say so. The others point Z123_MODEL_DIR at the fast synthetic model (64 px VAE
+// branch, support/golden.hpp) with the same view size and step count, which is ~5x cheaper on
+// lavapipe: they check plumbing, not numbers. Checked: exit status, the files written (count,
+// names, PNG size for the view size and tiling), and pixels against the zero123pp command-line
+// tool on the same model and seed, which reaches the engine without GStreamer. webcam.sh needs a
+// camera and a display: not tested.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -13,6 +15,7 @@
 #include <string>
 
 #include "script_util.hpp"
+#include "support/golden.hpp"
 #include "z123/image/codec.hpp"
 
 namespace fs = std::filesystem;
@@ -25,16 +28,22 @@ constexpr int kView = 64; // the scripts' view size with the tiny model
 const std::string kSeed = "7";
 
 // Environment of every script run: this build's plugin and a registry of its own (a user's
-// registry may predate this build), no real weights, the test device, a fixed seed and `options`
-// (more element properties).
-std::string script_env(const std::string& options = "") {
+// registry may predate this build), the test device, a fixed seed and `options` (more element
+// properties). `model` empty: no weights (the scripts fall back to the tiny model); otherwise that
+// folder with the fallback's view size and step count.
+std::string script_env(const std::string& options = "", const fs::path& model = {}) {
   const char* device = std::getenv("Z123_TEST_DEVICE");
+  const std::string model_options = model.empty() ? "" : "view-size=" + std::to_string(kView) + " steps=1 ";
   return "GST_PLUGIN_PATH=" + shell_quoted(Z123_GST_PLUGIN_DIR) +
          " GST_REGISTRY=" + shell_quoted(fs::path(Z123_BUILD_DIR) / "gst-registry-pipelines.bin") +
          " Z123_BUILD_DIR=" + shell_quoted(Z123_BUILD_DIR) +
-         " Z123_MODEL_DIR=/nonexistent/no-weights Z123_DEVICE=" + shell_quoted(device ? device : "") +
-         " Z123_GST_OPTS=" + shell_quoted("seed=" + kSeed + " " + options) + " ";
+         " Z123_MODEL_DIR=" + shell_quoted(model.empty() ? fs::path("/nonexistent/no-weights") : model) +
+         " Z123_DEVICE=" + shell_quoted(device ? device : "") +
+         " Z123_GST_OPTS=" + shell_quoted(model_options + "seed=" + kSeed + " " + options) + " ";
 }
+
+// The fast synthetic model (written once per test process).
+fs::path fast_model() { return z123::test::fast_model_dir(); }
 
 // The sample image of the main job (a lit cube on a transparent background, RGBA).
 fs::path sample_input(const fs::path& dir, const std::string& name, const std::string& options = "") {
@@ -44,10 +53,11 @@ fs::path sample_input(const fs::path& dir, const std::string& name, const std::s
   return p;
 }
 
-// The CLI on `input` with the scripts' settings: 2x3 grid to `out`, six views into `views_dir`.
-void cli_views(const fs::path& input, const fs::path& out, const fs::path& views_dir) {
+// The CLI on `input` with the scripts' settings and `model`: 2x3 grid to `out`, six views into
+// `views_dir`.
+void cli_views(const fs::path& model, const fs::path& input, const fs::path& out, const fs::path& views_dir) {
   const char* device = std::getenv("Z123_TEST_DEVICE");
-  ShellResult r = shell(shell_quoted(Z123_CLI) + " --quiet --model tests/data/golden/tiny-model --device " +
+  ShellResult r = shell(shell_quoted(Z123_CLI) + " --quiet --model " + shell_quoted(model) + " --device " +
                         shell_quoted(device ? device : "") + " --steps 1 --seed " + kSeed + " --size " +
                         std::to_string(2 * kView) + "x" + std::to_string(3 * kView) + " --views-dir " +
                         shell_quoted(views_dir) + " " + shell_quoted(input) + " " + shell_quoted(out));
@@ -82,7 +92,7 @@ TEST(Pipelines, ImageToPngEqualsTheCli) {
   EXPECT_NE(r.out.find("TINY TEST MODEL"), std::string::npos) << "the fallback must be announced\n" << r.out;
   const Image got = load_image(dir / "views.png");
   expect_size(got, 2 * kView, 3 * kView, "views.png");
-  cli_views(in, dir / "cli.png", dir / "cli-views");
+  cli_views("tests/data/golden/tiny-model", in, dir / "cli.png", dir / "cli-views");
   const Image want = load_image(dir / "cli.png");
   EXPECT_TRUE(same_pixels(got, want)) << "the element's views differ from the CLI's for the same seed";
 }
@@ -93,8 +103,8 @@ TEST(Pipelines, ImageSequenceGivesOneOutputPerInput) {
   fs::create_directories(dir / "frames");
   sample_input(dir / "frames", "0000.png");
   sample_input(dir / "frames", "0001.png", "--white");
-  ShellResult r = shell(script_env() + "pipelines/image-sequence.sh " + shell_quoted(dir / "frames" / "%04d.png") +
-                        " " + shell_quoted(dir / "out"));
+  ShellResult r = shell(script_env("", fast_model()) + "pipelines/image-sequence.sh " +
+                        shell_quoted(dir / "frames" / "%04d.png") + " " + shell_quoted(dir / "out"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(files_in(dir / "out"), (std::set<std::string>{"views-0000.png", "views-0001.png"}));
   const Image a = load_image(dir / "out" / "views-0000.png"), b = load_image(dir / "out" / "views-0001.png");
@@ -109,7 +119,8 @@ TEST(Pipelines, ImageSequenceGivesOneOutputPerInput) {
 // and gst-launch -m shows one progress message per frame (1 step each).
 TEST(Pipelines, TestSourceWritesEveryFrameInTheTiling) {
   const fs::path dir = test_dir();
-  ShellResult r = shell(script_env("tiling=6x1") + "pipelines/test-source.sh 2 " + shell_quoted(dir / "out"));
+  ShellResult r =
+      shell(script_env("tiling=6x1", fast_model()) + "pipelines/test-source.sh 2 " + shell_quoted(dir / "out"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(files_in(dir / "out"), (std::set<std::string>{"test-00.png", "test-01.png"}));
   for (const char* f : {"test-00.png", "test-01.png"}) expect_size(load_image(dir / "out" / f), 6 * kView, kView, f);
@@ -125,12 +136,12 @@ TEST(Pipelines, TestSourceWritesEveryFrameInTheTiling) {
 TEST(Pipelines, SplitViewsEqualTheClisViews) {
   const fs::path dir = test_dir();
   const fs::path in = sample_input(dir, "in.png");
-  ShellResult r =
-      shell(script_env() + "pipelines/split-views.sh " + shell_quoted(in) + " " + shell_quoted(dir / "views"));
+  ShellResult r = shell(script_env("", fast_model()) + "pipelines/split-views.sh " + shell_quoted(in) + " " +
+                        shell_quoted(dir / "views"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(files_in(dir / "views"),
             (std::set<std::string>{"view0.png", "view1.png", "view2.png", "view3.png", "view4.png", "view5.png"}));
-  cli_views(in, dir / "cli.png", dir / "cli-views");
+  cli_views(fast_model(), in, dir / "cli.png", dir / "cli-views");
   for (int i = 0; i < 6; ++i) {
     const std::string name = "view" + std::to_string(i) + ".png";
     const Image got = load_image(dir / "views" / name);
