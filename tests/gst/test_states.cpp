@@ -37,6 +37,7 @@ constexpr int kWarmUp = 10;
 } // namespace
 
 TEST(GstStates, HundredCyclesReleaseEveryEngineAndLeakNothing) {
+  use_one_malloc_arena();
   GstElement* e = make_element();
   ASSERT_NE(e, nullptr);
   int fds = 0, threads = 0;
@@ -65,11 +66,11 @@ TEST(GstStates, HundredCyclesReleaseEveryEngineAndLeakNothing) {
               rss_end, rss_open - rss_closed);
   ASSERT_GT(fds, 0);
   ASSERT_GT(rss, 0);
-  // Descriptors and threads: exactly as many as after warm-up. Each engine opens the device
-  // (lavapipe: no fd; a GPU driver: /dev/dri/*) and the element starts a worker thread, so a
-  // leak of either grows by one per cycle, 90 in all.
-  EXPECT_EQ(fds_end, fds) << "file descriptors leaked";
-  EXPECT_EQ(threads_end, threads) << "threads leaked";
+  // Descriptors and threads: no more than after warm-up (fewer is fine: a helper thread may have
+  // ended since). Each engine opens the device (lavapipe: no fd; a GPU driver: /dev/dri/*) and
+  // the element starts a worker thread, so a leak of either grows by one per cycle, 90 in all.
+  EXPECT_LE(fds_end, fds) << "file descriptors leaked";
+  EXPECT_LE(threads_end, threads) << "threads leaked";
   // Memory: an open engine holds ~17 MiB (weights and device buffers, in host memory on
   // lavapipe; printed above), so leaking even 1% of one per cycle (180 KiB) adds > 16 MiB over
   // 90 cycles. Measured growth without leaks: < 1 MiB; 16 MiB leaves room for malloc's free
