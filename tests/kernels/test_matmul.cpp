@@ -202,3 +202,20 @@ TEST_P(Linear, RowTilesSpillIntoGridZ) {
   // 20 row tiles of 64 (portable, grid 3 x 7) or 10 of 128 (coopmat, 3 x 4): idle tail groups too.
   check({1250}, 24, 20, true, false, Epilogue::None);
 }
+
+// The KHR tile choice by waves over the SMs, on the shapes it was measured on (an H100, 132 SMs,
+// bench/NOTES.md session 5): small tiles where they save waves, not where the default already
+// fills its waves or M is short, always at N <= 128, never when the SM count is unknown.
+TEST(GemmTiles, SmallTilesWhereTheyFillWholeWaves) {
+  using kernels::detail::small_tiles_fill_better;
+  EXPECT_TRUE(small_tiles_fill_better(4800, 640, 132));    // 190 default tiles: 2 waves -> 1
+  EXPECT_TRUE(small_tiles_fill_better(8192, 320, 132));    // 192: 2 waves -> 1
+  EXPECT_TRUE(small_tiles_fill_better(2048, 1280, 132));   // 160: 2 waves -> 1
+  EXPECT_TRUE(small_tiles_fill_better(19200, 640, 132));   // 750: 6 waves -> 4
+  EXPECT_FALSE(small_tiles_fill_better(19200, 320, 132));  // 450: 4 waves -> 3 (measured slower)
+  EXPECT_FALSE(small_tiles_fill_better(2048, 640, 132));   // 80: one wave either way
+  EXPECT_FALSE(small_tiles_fill_better(19200, 2560, 132)); // 3,000: full waves already
+  EXPECT_FALSE(small_tiles_fill_better(512, 10240, 132));  // short M
+  EXPECT_TRUE(small_tiles_fill_better(262144, 128, 132));  // N <= 128
+  EXPECT_FALSE(small_tiles_fill_better(262144, 128, 0));   // SM count unknown
+}

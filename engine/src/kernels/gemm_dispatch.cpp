@@ -25,6 +25,19 @@ constexpr uint32_t kNarrowBlock = 4;
 // conv_out 128->3 took 12 ms on an H200 with them).
 constexpr uint32_t kCoopTileM = 128, kCoopTileN = 128, kCoopNarrowN = 16;
 constexpr uint64_t kCoopWideMinGroups = 1024; // see the KHR conv tile choice in record_gemm
+// The KHR 64 x 128 tiling (gemm*_khr_t64x128: 4 subgroups, 32-deep K steps) against the default
+// 128 x 128 one on 8 subgroups. An H100's driver fits one default workgroup per SM (167-178
+// registers per invocation) but three small ones (153-154), so what decides is how the tiles
+// fill whole waves over the SMs. Measured per shape on an H100 (bench/NOTES.md session 5): a full
+// wave of small tiles takes ~1.4x as long as a default wave (1.3-1.46 over the UNet's shapes);
+// they win where that means fewer waves (convs 4800x640 304 -> 222 us, 2048x1280 753 -> 536,
+// 8192x320 167 -> 133), lose where the default already fills its waves (19200x320 337 vs 354)
+// or M is short (the weights are read twice as often: 512x10240 94 vs 115 us), and always win
+// at N <= 128 (the VAE's 128-channel convs: 262144x128x1152 2.4 ms against 6.0 with 128 x 256
+// tiles, half of them padding). Only where the device tells its SM count.
+constexpr uint32_t kSmallTileM = 64, kSmallTilesPerSm = 3, kSmallTileMinM = 2048;
+constexpr double kSmallWaveCost = 1.4, kSmallWaveMargin = 0.95;
+
 // NV cooperative matrix 2 kernel (gemm_coopmat2.comp): 128 x 128 tiles, or 128 x 256 where that
 // still gives enough workgroups to fill the GPU (an H200 has 132 SMs: two waves at least).
 // Problems with N <= kCoopNarrowN keep the v1 kernel's 128 x 16 tiles.
@@ -77,8 +90,11 @@ struct CoopTile {
 // Z123_GEMM_TILE=<name>|default picks one of the KHR tilings of shaders/variants/gemm.cmake
 // instead of the automatic choice (for measuring them on a GPU).
 CoopTile khr_tile_override(const CoopTile& fallback) {
-  static const CoopTile kTilings[] = {
-      {"_t128x256", 128, 256}, {"_t256x128", 256, 128}, {"_k32s2", 128, 128}, {"_w4x2", 128, 128}};
+  static const CoopTile kTilings[] = {{"_t128x256", 128, 256},
+                                      {"_t256x128", 256, 128},
+                                      {"_k32s2", 128, 128},
+                                      {"_w4x2", 128, 128},
+                                      {"_t64x128", 64, 128}};
   const char* want = std::getenv("Z123_GEMM_TILE");
   if (!want || !*want) return fallback;
   const std::string w = want;
@@ -94,6 +110,15 @@ CoopTile khr_tile_override(const CoopTile& fallback) {
 } // namespace
 
 void set_max_grid_rows_for_testing(uint32_t groups) { g_max_groups = groups ? groups : kMaxGroups; }
+
+bool small_tiles_fill_better(uint32_t M, uint32_t N, uint32_t sms) {
+  if (sms == 0 || M < kSmallTileMinM) return false;
+  if (N <= kCoopTileN) return true;
+  const uint64_t col_tiles = div_up(N, kCoopTileN);
+  const uint64_t big_waves = div_up(div_up(M, kCoopTileM) * col_tiles, uint64_t{sms});
+  const uint64_t small_waves = div_up(div_up(M, kSmallTileM) * col_tiles, uint64_t{sms} * kSmallTilesPerSm);
+  return kSmallWaveCost * static_cast<double>(small_waves) < kSmallWaveMargin * static_cast<double>(big_waves);
+}
 
 GemmProblem make_gemm_problem(const char* op, const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor& y,
                               Epilogue act, const Tensor* residual, const std::vector<int64_t>& out) {
@@ -205,7 +230,11 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     // tiles) take 128 x 256 tiles on KHR. Measured on an H200 (bench/NOTES.md): 614,400x128x1,152
     // 2.83 vs 4.86 ms in two runs. The UNet's convs (150-300 workgroups) and linear layers
     // measured noisy or worse with them (a whole step 95 vs 74 ms when all convs took them).
-    if (khr && !narrow && p.conv && uint64_t{div_up(push.M, 128)} * div_up(push.N, 256) >= kCoopWideMinGroups)
+    const uint32_t sms = kernels.device().info().compute_units;
+    const bool whole_k = split_k_count(uint64_t{div_up(push.M, tile.m)} * div_up(push.N, tile.n), push.K) == 1;
+    if (khr && !narrow && whole_k && small_tiles_fill_better(push.M, push.N, sms))
+      tile = {"_t64x128", kSmallTileM, kCoopTileN};
+    else if (khr && !narrow && p.conv && uint64_t{div_up(push.M, 128)} * div_up(push.N, 256) >= kCoopWideMinGroups)
       tile = {"_t128x256", 128, 256};
     if (khr && !narrow) tile = khr_tile_override(tile);
     const vk::Pipeline& pipe = kernels.pipeline(variant(base + api + tile.suffix, x.dtype), 5, sizeof push,

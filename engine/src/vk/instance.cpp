@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <utility>
 
 #include "vk/coopmat_compat.hpp"
 #include "z123/vk/vulkan_error.hpp"
@@ -208,8 +209,12 @@ void Instance::enumerate_devices() {
     VkPhysicalDeviceSubgroupSizeControlProperties sscp{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
     const bool ssc_ext = has_ext(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME) || base.apiVersion >= VK_API_VERSION_1_3;
+    VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+    const bool sm_ext = has_ext(VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
     p11.pNext = &driver;
-    if (ssc_ext) driver.pNext = &sscp;
+    void** props_tail = &driver.pNext;
+    if (ssc_ext) *std::exchange(props_tail, &sscp.pNext) = &sscp;
+    if (sm_ext) *std::exchange(props_tail, &sm.pNext) = &sm;
     VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
     props.pNext = &p11;
     vkGetPhysicalDeviceProperties2(pd, &props);
@@ -233,6 +238,7 @@ void Instance::enumerate_devices() {
     d.min_subgroup_size = ssc_ext ? sscp.minSubgroupSize : p11.subgroupSize;
     d.max_subgroup_size = ssc_ext ? sscp.maxSubgroupSize : p11.subgroupSize;
     d.compute_required_subgroup_size = ssc_ext && (sscp.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT);
+    d.compute_units = sm_ext ? sm.shaderSMCount : 0;
     d.timestamp_period_ns = base.limits.timestampPeriod;
 
     VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};

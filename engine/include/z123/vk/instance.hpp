@@ -51,6 +51,9 @@ struct DeviceInfo {
   // subgroup_size where unknown), and whether it can require one of them.
   uint32_t min_subgroup_size = 0, max_subgroup_size = 0;
   bool compute_required_subgroup_size = false;
+  // Streaming multiprocessors (VK_NV_shader_sm_builtins; 0 where the device does not say): the
+  // GEMM dispatch sizes its tiles to whole waves of workgroups with it.
+  uint32_t compute_units = 0;
   float timestamp_period_ns = 0;
   bool timestamps = false;
   uint64_t device_local_bytes = 0;
