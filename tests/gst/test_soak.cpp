@@ -1,19 +1,25 @@
 // A soak: frames through appsrc ! zero123pp ! appsink in one PLAYING session, with the input size
 // and content changing (new caps every kCapsEvery frames, different pixels every frame). Resident
-// memory, file descriptors and threads are recorded every kSample frames (printed, so a CI log
-// keeps them); after the first half nothing may grow: descriptors and threads not at all, memory
-// by at most 1% plus 1 MiB for malloc's arenas settling.
+// memory, file descriptors and threads are recorded every sample frames (printed, so a CI log
+// keeps them); after the baseline (the first half, at most the first 100 frames) nothing may
+// grow: descriptors and threads not at all, memory by at most 1% plus 1 MiB for malloc's arenas
+// settling.
 //
-// Frames: Z123_SOAK_FRAMES, default 20. A frame costs 3-13 s on the 2-core CI machine's lavapipe
-// even with the fast synthetic model and no guidance (the 128x192 VAE decode alone is ~2 s), so
-// the 200 frames (~20-40 min) do not fit CI's 90 minutes beside the rest; the long soak
-// runs on the GPU machine through the engine API (bench/gpu_soak.sh: 2,000 frames).
+// Environment (CI uses the defaults; bench/gpu_element_soak.sh runs the long soaks on the GPU):
+//   Z123_SOAK_FRAMES      frames, default 200 (the CI soak)
+//   Z123_SOAK_SAMPLE      record every this many frames, default 5 (a multiple of 5)
+//   Z123_SOAK_MODEL       model folder, default the fast synthetic model without guidance
+//   Z123_SOAK_VIEW_SIZE   default 64 (the smallest: a 128x192 output)
+//   Z123_SOAK_STEPS       default 1
+// A frame costs ~1-2 s on the 2-core CI machine's lavapipe with the fast synthetic model and no
+// guidance (most of it the 128x192 VAE decode), so the 200 frames take 4-7 minutes.
 #include <gtest/gtest.h>
 
 #include <dirent.h>
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -30,11 +36,18 @@ using namespace z123::test;
 
 namespace {
 
-constexpr int kSample = 5, kCapsEvery = 5;
-int soak_frames() {
-  const char* v = std::getenv("Z123_SOAK_FRAMES");
-  const int n = v && *v ? std::atoi(v) : 20;
-  return n >= 2 * kSample ? n - n % kSample : 2 * kSample;
+constexpr int kCapsEvery = 5;
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : fallback;
+}
+int soak_sample() {
+  const int n = env_int("Z123_SOAK_SAMPLE", 5);
+  return n >= kCapsEvery ? n - n % kCapsEvery : kCapsEvery;
+}
+int soak_frames(int sample) {
+  const int n = env_int("Z123_SOAK_FRAMES", 200);
+  return n >= 2 * sample ? n - n % sample : 2 * sample;
 }
 struct Size {
   int w, h;
@@ -62,7 +75,9 @@ void set_caps(GstElement* src, Size s) {
 } // namespace
 
 TEST(GstSoak, FramesOfChangingSizesKeepMemoryDescriptorsAndThreadsFlat) {
-  const int kFrames = soak_frames(), kBaseline = kFrames / 2 - (kFrames / 2) % kSample;
+  use_one_malloc_arena();
+  const int kSample = soak_sample(), kFrames = soak_frames(kSample);
+  const int kBaseline = std::min(kFrames / 2, 100) / kSample * kSample;
   init_gstreamer();
   GError* err = nullptr;
   GstElement* pipe = gst_parse_launch(
@@ -72,8 +87,14 @@ TEST(GstSoak, FramesOfChangingSizesKeepMemoryDescriptorsAndThreadsFlat) {
   GstElement* src = gst_bin_get_by_name(GST_BIN(pipe), "src");
   GstElement* sink = gst_bin_get_by_name(GST_BIN(pipe), "sink");
   set_fast_properties(z);
-  // The fast synthetic model without guidance: ~1-3 s a frame on lavapipe instead of a minute.
-  g_object_set(z, "model", z123::test::fast_model_dir().c_str(), "guidance-scale", 1.0, nullptr);
+  if (const char* model = std::getenv("Z123_SOAK_MODEL"); model && *model) {
+    g_object_set(z, "model", model, nullptr);
+  } else {
+    // The fast synthetic model without guidance: ~1-3 s a frame on lavapipe instead of a minute.
+    g_object_set(z, "model", z123::test::fast_model_dir().c_str(), "guidance-scale", 1.0, nullptr);
+  }
+  g_object_set(z, "view-size", env_int("Z123_SOAK_VIEW_SIZE", kViewSize), "steps", env_int("Z123_SOAK_STEPS", 1),
+               nullptr);
   set_caps(src, kSizes[0]);
   ASSERT_NE(gst_element_set_state(pipe, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
 
@@ -94,8 +115,10 @@ TEST(GstSoak, FramesOfChangingSizesKeepMemoryDescriptorsAndThreadsFlat) {
       std::printf("%5d  %7.1f  %7ld  %3d  %7d\n", i + 1, seconds_since(t0), rss, fds, threads);
       if (i + 1 == kBaseline) rss0 = rss, fds0 = fds, threads0 = threads;
       if (i + 1 > kBaseline) {
-        EXPECT_EQ(fds, fds0) << "file descriptors grew by frame " << i + 1;
-        EXPECT_EQ(threads, threads0) << "threads grew by frame " << i + 1;
+        // Fewer is fine: a helper thread of GStreamer or the driver may have ended (seen in CI
+        // runs: 12 threads at the baseline, 11 later).
+        EXPECT_LE(fds, fds0) << "file descriptors grew by frame " << i + 1;
+        EXPECT_LE(threads, threads0) << "threads grew by frame " << i + 1;
         EXPECT_LE(rss - rss0, rss0 / 100 + 1024) << "resident memory grew by frame " << i + 1;
       }
     }
