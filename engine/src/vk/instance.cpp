@@ -391,11 +391,12 @@ std::string describe_device(const DeviceInfo& d) {
     << "\n   device-local memory " << mib(d.device_local_bytes) << ", max storage buffer range "
     << mib(d.max_storage_buffer_range) << ", max allocation " << mib(d.max_memory_allocation_size) << "\n   subgroup "
     << d.subgroup_size << " (" << d.min_subgroup_size << "-" << d.max_subgroup_size << "), shared memory "
-    << (d.max_shared_memory >> 10) << " KiB, timestamps " << (d.timestamps ? "yes" : "no") << "\n   fp16 arithmetic "
-    << (d.shader_float16 ? "yes" : "no") << ", 16-bit storage " << (d.storage_buffer_16bit ? "yes" : "no")
-    << ", maintenance4 " << (d.maintenance4 ? "yes" : "no") << "\n   cooperative matrix: NV "
-    << (d.nv_coopmat ? "yes" : "no") << ", KHR " << (d.khr_coopmat ? "yes" : "no") << ", NV2 "
-    << (d.nv_coopmat2 ? "yes" : "no");
+    << (d.max_shared_memory >> 10) << " KiB, timestamps " << (d.timestamps ? "yes" : "no");
+  if (d.compute_units) o << ", " << d.compute_units << " SMs";
+  o << "\n   fp16 arithmetic " << (d.shader_float16 ? "yes" : "no") << ", 16-bit storage "
+    << (d.storage_buffer_16bit ? "yes" : "no") << ", maintenance4 " << (d.maintenance4 ? "yes" : "no")
+    << "\n   cooperative matrix: NV " << (d.nv_coopmat ? "yes" : "no") << ", KHR " << (d.khr_coopmat ? "yes" : "no")
+    << ", NV2 " << (d.nv_coopmat2 ? "yes" : "no");
   if (!d.coopmat_shapes.empty()) {
     o << "\n   KHR coopmat shapes (MxNxK A/B/C/R; 0=f16 1=f32):";
     for (const auto& s : d.coopmat_shapes)
