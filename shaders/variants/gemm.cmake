@@ -49,10 +49,15 @@ foreach(kind "" "_conv")
               DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BK=32 STAGES=2 REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3)
   z123_shader(NAME gemm${kind}_khr_w4x2_f16 SOURCE gemm_coopmat_nv.comp
               DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} WARPS_M=4 WARPS_N=2 REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3)
-  # 64 x 128 tiles on 4 subgroups (64 x 32 each, as in the default) with 32-deep K steps: 153-154
+  # 4-subgroup tilings with 32-deep K steps, each subgroup 64 x 32 as in the default: 152-154
   # registers per invocation on an H100 against the default's 167-178, so three of these
   # workgroups share an SM where one default workgroup sits alone. gemm_dispatch.cpp picks them
   # by how the tiles fill whole waves of SMs (bench/NOTES.md session 5).
+  # 128 x 64 tiles on 2 x 2 subgroups: for N = 320, whose last 128-wide column tile is half padding.
+  z123_shader(NAME gemm${kind}_khr_t128x64_f16 SOURCE gemm_coopmat_nv.comp
+              DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BN=64 WARPS_M=2 WARPS_N=2 BK=32 REQUIRES KHR_COOPMAT
+              TARGET_ENV vulkan1.3)
+  # 64 x 128 tiles on 1 x 4 subgroups: for M of thousands of rows and N of 128 to 1,280.
   z123_shader(NAME gemm${kind}_khr_t64x128_f16 SOURCE gemm_coopmat_nv.comp
               DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BM=64 WARPS_M=1 WARPS_N=4 BK=32 REQUIRES KHR_COOPMAT
               TARGET_ENV vulkan1.3)

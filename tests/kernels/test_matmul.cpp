@@ -205,17 +205,20 @@ TEST_P(Linear, RowTilesSpillIntoGridZ) {
 
 // The KHR tile choice by waves over the SMs, on the shapes it was measured on (an H100, 132 SMs,
 // bench/NOTES.md session 5): small tiles where they save waves, not where the default already
-// fills its waves or M is short, always at N <= 128, never when the SM count is unknown.
+// fills its waves or M is short; 64 x 128 always at N <= 128; 128 x 64 at the level-0 N = 320;
+// never when the SM count is unknown.
 TEST(GemmTiles, SmallTilesWhereTheyFillWholeWaves) {
-  using kernels::detail::small_tiles_fill_better;
-  EXPECT_TRUE(small_tiles_fill_better(4800, 640, 132));    // 190 default tiles: 2 waves -> 1
-  EXPECT_TRUE(small_tiles_fill_better(8192, 320, 132));    // 192: 2 waves -> 1
-  EXPECT_TRUE(small_tiles_fill_better(2048, 1280, 132));   // 160: 2 waves -> 1
-  EXPECT_TRUE(small_tiles_fill_better(19200, 640, 132));   // 750: 6 waves -> 4
-  EXPECT_FALSE(small_tiles_fill_better(19200, 320, 132));  // 450: 4 waves -> 3 (measured slower)
-  EXPECT_FALSE(small_tiles_fill_better(2048, 640, 132));   // 80: one wave either way
-  EXPECT_FALSE(small_tiles_fill_better(19200, 2560, 132)); // 3,000: full waves already
-  EXPECT_FALSE(small_tiles_fill_better(512, 10240, 132));  // short M
-  EXPECT_TRUE(small_tiles_fill_better(262144, 128, 132));  // N <= 128
-  EXPECT_FALSE(small_tiles_fill_better(262144, 128, 0));   // SM count unknown
+  using kernels::detail::choose_khr_tiling;
+  using kernels::detail::KhrTiling;
+  EXPECT_EQ(choose_khr_tiling(4800, 640, true, 132), KhrTiling::Rows64);     // 190 default tiles: 2 waves -> 1
+  EXPECT_EQ(choose_khr_tiling(8192, 320, true, 132), KhrTiling::Rows64);     // 192: 2 waves -> 1
+  EXPECT_EQ(choose_khr_tiling(2048, 1280, true, 132), KhrTiling::Rows64);    // 160: 2 waves -> 1
+  EXPECT_EQ(choose_khr_tiling(19200, 640, true, 132), KhrTiling::Rows64);    // 750: 6 waves -> 4
+  EXPECT_EQ(choose_khr_tiling(19200, 320, true, 132), KhrTiling::Cols64);    // 450: 4 waves -> 2, no padding
+  EXPECT_EQ(choose_khr_tiling(19200, 320, false, 132), KhrTiling::Cols64);   // the same for linear layers
+  EXPECT_EQ(choose_khr_tiling(2048, 640, true, 132), KhrTiling::Default);    // 80: one wave either way
+  EXPECT_EQ(choose_khr_tiling(19200, 2560, false, 132), KhrTiling::Default); // 3,000: full waves already
+  EXPECT_EQ(choose_khr_tiling(512, 10240, false, 132), KhrTiling::Default);  // short M
+  EXPECT_EQ(choose_khr_tiling(262144, 128, true, 132), KhrTiling::Rows64);   // N <= 128
+  EXPECT_EQ(choose_khr_tiling(262144, 128, true, 0), KhrTiling::Default);    // SM count unknown
 }

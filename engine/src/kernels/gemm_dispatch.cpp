@@ -25,18 +25,21 @@ constexpr uint32_t kNarrowBlock = 4;
 // conv_out 128->3 took 12 ms on an H200 with them).
 constexpr uint32_t kCoopTileM = 128, kCoopTileN = 128, kCoopNarrowN = 16;
 constexpr uint64_t kCoopWideMinGroups = 1024; // see the KHR conv tile choice in record_gemm
-// The KHR 64 x 128 tiling (gemm*_khr_t64x128: 4 subgroups, 32-deep K steps) against the default
-// 128 x 128 one on 8 subgroups. An H100's driver fits one default workgroup per SM (167-178
-// registers per invocation) but three small ones (153-154), so what decides is how the tiles
-// fill whole waves over the SMs. Measured per shape on an H100 (bench/NOTES.md session 5): a full
-// wave of small tiles takes ~1.4x as long as a default wave (1.3-1.46 over the UNet's shapes);
-// they win where that means fewer waves (convs 4800x640 304 -> 222 us, 2048x1280 753 -> 536,
-// 8192x320 167 -> 133), lose where the default already fills its waves (19200x320 337 vs 354)
-// or M is short (the weights are read twice as often: 512x10240 94 vs 115 us), and always win
-// at N <= 128 (the VAE's 128-channel convs: 262144x128x1152 2.4 ms against 6.0 with 128 x 256
-// tiles, half of them padding). Only where the device tells its SM count.
-constexpr uint32_t kSmallTileM = 64, kSmallTilesPerSm = 3, kSmallTileMinM = 2048;
-constexpr double kSmallWaveCost = 1.4, kSmallWaveMargin = 0.95;
+// The KHR kernel's 4-subgroup tilings, 64 x 128 (gemm*_khr_t64x128) and 128 x 64
+// (gemm*_khr_t128x64), both 32-deep K steps, against the default 128 x 128 on 8 subgroups. An
+// H100's driver fits one default workgroup per SM (167-178 registers per invocation) but three
+// small ones (152-154), so what decides is how the tiles fill whole waves over the SMs. Measured
+// per shape on an H100 (bench/NOTES.md session 5), a full wave of small tiles takes ~1.4x as long
+// as a default wave (1.3-1.46 over the UNet's shapes); 128 x 64 convs ~1.65x (the implicit-im2col
+// A operand is gathered once per 64 columns instead of 128). Small tiles win where that means
+// fewer waves (convs 4800x640 304 -> 222 us, 2048x1280 753 -> 536; the level-0 N = 320 shapes in
+// 128 x 64 tiles, no padding column: 19200x320x2880 335 -> 273, 19200x320x320 52 -> 35), lose
+// where the default already fills its waves or M is short (the weights are read twice as often:
+// 512x10240 94 vs 115 us), and 64 x 128 always wins at N <= 128 (the VAE's 128-channel convs:
+// 262144x128x1152 2.4 ms against 6.0 with 128 x 256 tiles, half of them padding). Only where the
+// device tells its SM count.
+constexpr uint32_t kSmallTile = 64, kSmallTilesPerSm = 3, kSmallTileMinM = 2048;
+constexpr double kSmallWaveCost = 1.4, kNarrowConvWaveCost = 1.65, kSmallWaveMargin = 0.95;
 
 // NV cooperative matrix 2 kernel (gemm_coopmat2.comp): 128 x 128 tiles, or 128 x 256 where that
 // still gives enough workgroups to fill the GPU (an H200 has 132 SMs: two waves at least).
@@ -90,11 +93,8 @@ struct CoopTile {
 // Z123_GEMM_TILE=<name>|default picks one of the KHR tilings of shaders/variants/gemm.cmake
 // instead of the automatic choice (for measuring them on a GPU).
 CoopTile khr_tile_override(const CoopTile& fallback) {
-  static const CoopTile kTilings[] = {{"_t128x256", 128, 256},
-                                      {"_t256x128", 256, 128},
-                                      {"_k32s2", 128, 128},
-                                      {"_w4x2", 128, 128},
-                                      {"_t64x128", 64, 128}};
+  static const CoopTile kTilings[] = {{"_t128x256", 128, 256}, {"_t256x128", 256, 128}, {"_k32s2", 128, 128},
+                                      {"_w4x2", 128, 128},     {"_t64x128", 64, 128},   {"_t128x64", 128, 64}};
   const char* want = std::getenv("Z123_GEMM_TILE");
   if (!want || !*want) return fallback;
   const std::string w = want;
@@ -111,13 +111,21 @@ CoopTile khr_tile_override(const CoopTile& fallback) {
 
 void set_max_grid_rows_for_testing(uint32_t groups) { g_max_groups = groups ? groups : kMaxGroups; }
 
-bool small_tiles_fill_better(uint32_t M, uint32_t N, uint32_t sms) {
-  if (sms == 0 || M < kSmallTileMinM) return false;
-  if (N <= kCoopTileN) return true;
-  const uint64_t col_tiles = div_up(N, kCoopTileN);
-  const uint64_t big_waves = div_up(div_up(M, kCoopTileM) * col_tiles, uint64_t{sms});
-  const uint64_t small_waves = div_up(div_up(M, kSmallTileM) * col_tiles, uint64_t{sms} * kSmallTilesPerSm);
-  return kSmallWaveCost * static_cast<double>(small_waves) < kSmallWaveMargin * static_cast<double>(big_waves);
+KhrTiling choose_khr_tiling(uint32_t M, uint32_t N, bool conv, uint32_t sms) {
+  if (sms == 0 || M < kSmallTileMinM) return KhrTiling::Default;
+  if (N <= kCoopTileN) return KhrTiling::Rows64;
+  // Waves of `tiles` workgroups, `per_sm` at a time on each SM.
+  auto waves = [&](uint64_t tiles, uint64_t per_sm) { return static_cast<double>(div_up(tiles, sms * per_sm)); };
+  const double big = waves(uint64_t{div_up(M, kCoopTileM)} * div_up(N, kCoopTileN), 1);
+  const double rows64 =
+      kSmallWaveCost * waves(uint64_t{div_up(M, kSmallTile)} * div_up(N, kCoopTileN), kSmallTilesPerSm);
+  // 64-wide columns only pay where N leaves a half-empty 128-wide column tile (N = 320).
+  const double cols64 = N % kCoopTileN == 0
+                            ? 1e30
+                            : (conv ? kNarrowConvWaveCost : kSmallWaveCost) *
+                                  waves(uint64_t{div_up(M, kCoopTileM)} * div_up(N, kSmallTile), kSmallTilesPerSm);
+  if (std::min(rows64, cols64) >= kSmallWaveMargin * big) return KhrTiling::Default;
+  return rows64 <= cols64 ? KhrTiling::Rows64 : KhrTiling::Cols64;
 }
 
 GemmProblem make_gemm_problem(const char* op, const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor& y,
@@ -232,8 +240,12 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     // measured noisy or worse with them (a whole step 95 vs 74 ms when all convs took them).
     const uint32_t sms = kernels.device().info().compute_units;
     const bool whole_k = split_k_count(uint64_t{div_up(push.M, tile.m)} * div_up(push.N, tile.n), push.K) == 1;
-    if (khr && !narrow && whole_k && small_tiles_fill_better(push.M, push.N, sms))
-      tile = {"_t64x128", kSmallTileM, kCoopTileN};
+    const KhrTiling small =
+        khr && !narrow && whole_k ? choose_khr_tiling(push.M, push.N, p.conv, sms) : KhrTiling::Default;
+    if (small == KhrTiling::Rows64)
+      tile = {"_t64x128", kSmallTile, kCoopTileN};
+    else if (small == KhrTiling::Cols64)
+      tile = {"_t128x64", kCoopTileM, kSmallTile};
     else if (khr && !narrow && p.conv && uint64_t{div_up(push.M, 128)} * div_up(push.N, 256) >= kCoopWideMinGroups)
       tile = {"_t128x256", 128, 256};
     if (khr && !narrow) tile = khr_tile_override(tile);

@@ -50,9 +50,11 @@ bool gemm_uses_coopmat2(const Kernels& kernels, DType dtype, uint32_t n);
 // Tests lower it to cover the y/z split with small problems; 0 restores the default.
 void set_max_grid_rows_for_testing(uint32_t groups);
 
-// Whether the KHR kernel's 64 x 128 tiles fill whole waves over `sms` SMs better than its default
-// 128 x 128 ones for an M x N output (gemm_dispatch.cpp says how; false when sms is 0, unknown).
-bool small_tiles_fill_better(uint32_t M, uint32_t N, uint32_t sms);
+// The KHR kernel's tiling for an M x N output (a conv's or a linear layer's) on `sms` SMs: the
+// default 128 x 128, or 4-subgroup 64 x 128 / 128 x 64 tiles where those fill whole waves over
+// the SMs better (gemm_dispatch.cpp says how; always the default when sms is 0, unknown).
+enum class KhrTiling { Default, Rows64, Cols64 };
+KhrTiling choose_khr_tiling(uint32_t M, uint32_t N, bool conv, uint32_t sms);
 
 // Validates what every GEMM needs (same dtype, no output aliasing, 32-bit index range) with
 // `op` in the messages, then records the dispatch.
