@@ -7,14 +7,14 @@
 // memory high-water mark, open file descriptors and threads; at the end it compares the last
 // sample with the one at frame N/2 and exits 1 if memory grew by more than 1% or descriptors or
 // threads grew at all.
-#include <dirent.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <string>
 
+// The same /proc readings as the element soak and the state-cycle test (header-only, so no
+// link to the test support library).
+#include "../tests/support/process_stats.hpp"
 #include "z123/engine.hpp"
 #include "z123/image/codec.hpp"
 #include "z123/image/preprocess.hpp"
@@ -22,24 +22,6 @@
 using namespace z123;
 
 namespace {
-
-int count_entries(const char* dir) {
-  DIR* d = opendir(dir);
-  if (!d) return -1;
-  int n = 0;
-  while (dirent* e = readdir(d))
-    if (e->d_name[0] != '.') ++n;
-  closedir(d);
-  return n - (std::strcmp(dir, "/proc/self/fd") == 0 ? 1 : 0);
-}
-
-long rss_kib() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-  return -1;
-}
 
 // A w x h crop of `src` (RGB) starting at a per-frame offset, wrapping around.
 Image crop(const Image& src, int w, int h, int frame) {
@@ -97,7 +79,8 @@ int main(int argc, char** argv) {
       go.seed = static_cast<uint64_t>(f);
       GenerateResult r = engine->generate(crop(src, std::min(s[0], src.width), std::min(s[1], src.height), f), go);
       if ((f + 1) % every == 0 || f + 1 == frames) {
-        last = {rss_kib(), r.peak_device_bytes, count_entries("/proc/self/fd"), count_entries("/proc/self/task")};
+        last = {test::rss_kib(), r.peak_device_bytes, test::count_entries("/proc/self/fd"),
+                test::count_entries("/proc/self/task")};
         const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         std::printf("%5d  %7.1f  %7ld  %15.1f  %3d  %7d\n", f + 1, sec, last.rss_kib, last.device_peak / 1048576.0,
                     last.fds, last.threads);

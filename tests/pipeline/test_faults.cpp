@@ -7,11 +7,10 @@
 // as before, with no validation error, and no file descriptor has leaked.
 #include <gtest/gtest.h>
 
-#include <dirent.h>
-
 #include <string>
 
 #include "support/golden.hpp"
+#include "support/process_stats.hpp"
 #include "z123/engine.hpp"
 #include "z123/fault.hpp"
 #include "z123/image/codec.hpp"
@@ -38,15 +37,6 @@ GenerateOptions quick() {
   return o;
 }
 
-int open_fds() {
-  int n = 0;
-  if (DIR* d = opendir("/proc/self/fd")) {
-    while (readdir(d)) ++n;
-    closedir(d);
-  }
-  return n;
-}
-
 struct Expectation {
   FaultPoint point;
   ErrorKind kind;
@@ -64,7 +54,7 @@ TEST_P(FaultInjection, EveryFailureIsAClearErrorAndTheEngineRecovers) {
   const Expectation e = GetParam();
   const Image input = load_image(test::golden_dir() / "pipeline_input.png");
   static const Image reference = Engine::open(test::fast_model_dir(), tiny_options())->generate(input, quick()).image;
-  const int fds = open_fds();
+  const int fds = test::count_entries("/proc/self/fd");
 
   int failures = 0;
   for (uint64_t a = 1, b = 2, nth = 1; nth < 100000; nth = a + b, a = b, b = nth) { // 1 2 3 5 8 ...
@@ -90,7 +80,7 @@ TEST_P(FaultInjection, EveryFailureIsAClearErrorAndTheEngineRecovers) {
   EXPECT_EQ(engine->generate(input, quick()).image.pixels, reference.pixels);
   EXPECT_EQ(engine->validation_errors(), 0u);
   engine.reset();
-  EXPECT_EQ(open_fds(), fds) << "file descriptors leaked";
+  EXPECT_EQ(test::count_entries("/proc/self/fd"), fds) << "file descriptors leaked";
 }
 
 INSTANTIATE_TEST_SUITE_P(
