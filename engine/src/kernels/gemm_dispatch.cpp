@@ -90,11 +90,17 @@ struct CoopTile {
   uint32_t m, n;
 };
 
+// The KHR tilings of shaders/variants/gemm.cmake besides the default 128 x 128 that
+// record_gemm picks on its own.
+const CoopTile kKhrRows64{"_t64x128", kSmallTile, kCoopTileN};
+const CoopTile kKhrCols64{"_t128x64", kCoopTileM, kSmallTile};
+const CoopTile kKhrWide{"_t128x256", 128, 256};
+
 // Z123_GEMM_TILE=<name>|default picks one of the KHR tilings of shaders/variants/gemm.cmake
 // instead of the automatic choice (for measuring them on a GPU).
 CoopTile khr_tile_override(const CoopTile& fallback) {
-  static const CoopTile kTilings[] = {{"_t128x256", 128, 256}, {"_t256x128", 256, 128}, {"_k32s2", 128, 128},
-                                      {"_w4x2", 128, 128},     {"_t64x128", 64, 128},   {"_t128x64", 128, 64}};
+  static const CoopTile kTilings[] = {
+      kKhrWide, {"_t256x128", 256, 128}, {"_k32s2", 128, 128}, {"_w4x2", 128, 128}, kKhrRows64, kKhrCols64};
   const char* want = std::getenv("Z123_GEMM_TILE");
   if (!want || !*want) return fallback;
   const std::string w = want;
@@ -230,24 +236,22 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     const std::string api = khr ? "_khr" : "_nv";
     bool narrow = push.N <= kCoopNarrowN;
     CoopTile tile = narrow ? CoopTile{"_narrow", kCoopTileM, kCoopNarrowN} : CoopTile{"", kCoopTileM, kCoopTileN};
-    // 128 x 64 tiles where N is a multiple of 64 but not of 128 (N = 320 at the UNet's level 0,
-    // where the last 128-wide column tile is half padding) were measured slower on an H100 (77
-    // vs 70 ms per step, bench/NOTES.md session 3): A, the expensive implicit-im2col operand, is
-    // then gathered 5 times instead of 3, and a 4-subgroup workgroup hides less latency.
-    // Large convolutions (the VAE decoder's upper levels: 1,000+ workgroups even with 128 x 256
-    // tiles) take 128 x 256 tiles on KHR. Measured on an H200 (bench/NOTES.md): 614,400x128x1,152
-    // 2.83 vs 4.86 ms in two runs. The UNet's convs (150-300 workgroups) and linear layers
-    // measured noisy or worse with them (a whole step 95 vs 74 ms when all convs took them).
+    // The 4-subgroup tilings where they fill whole waves of SMs better (choose_khr_tiling, above).
+    // Otherwise large convolutions (1,000+ workgroups even with 128 x 256 tiles) take 128 x 256
+    // tiles on KHR: measured on an H200 (bench/NOTES.md), 614,400x128x1,152 2.83 vs 4.86 ms with
+    // 128 x 128; the UNet's convs (150-300 workgroups) and linear layers measured noisy or worse
+    // with them (a whole step 95 vs 74 ms when all convs took them).
     const uint32_t sms = kernels.device().info().compute_units;
     const bool whole_k = split_k_count(uint64_t{div_up(push.M, tile.m)} * div_up(push.N, tile.n), push.K) == 1;
     const KhrTiling small =
         khr && !narrow && whole_k ? choose_khr_tiling(push.M, push.N, p.conv, sms) : KhrTiling::Default;
     if (small == KhrTiling::Rows64)
-      tile = {"_t64x128", kSmallTile, kCoopTileN};
+      tile = kKhrRows64;
     else if (small == KhrTiling::Cols64)
-      tile = {"_t128x64", kCoopTileM, kSmallTile};
-    else if (khr && !narrow && p.conv && uint64_t{div_up(push.M, 128)} * div_up(push.N, 256) >= kCoopWideMinGroups)
-      tile = {"_t128x256", 128, 256};
+      tile = kKhrCols64;
+    else if (khr && !narrow && p.conv &&
+             uint64_t{div_up(push.M, kKhrWide.m)} * div_up(push.N, kKhrWide.n) >= kCoopWideMinGroups)
+      tile = kKhrWide;
     if (khr && !narrow) tile = khr_tile_override(tile);
     const vk::Pipeline& pipe = kernels.pipeline(variant(base + api + tile.suffix, x.dtype), 5, sizeof push,
                                                 {run % 8 == 0 ? 1u : 0u}, coopmat_subgroup_size(kernels.device()));
