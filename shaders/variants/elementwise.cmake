@@ -22,3 +22,6 @@ foreach(in f32 f16)
     z123_shader(NAME layout_${in}_${out}_vec4 SOURCE layout.comp DEFINES VEC=4 ${defs})
   endforeach()
 endforeach()
+# The decoded image to 8-bit RGBA (the pipeline's output), per storage type.
+z123_shader(NAME rgba8_f32 SOURCE rgba8.comp)
+z123_shader(NAME rgba8_f16 SOURCE rgba8.comp DEFINES DTYPE_F16)

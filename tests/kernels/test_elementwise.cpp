@@ -4,6 +4,7 @@
 // (a surviving poison value means a missed element), and the argument checks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -378,6 +379,58 @@ TEST_P(DataMovement, CopyChannelsLeavesOtherChannels) {
   for (int64_t p = 0; p < B * HW; ++p)
     for (int64_t c = 0; c < Cx; ++c) want[p * Cy + offset + c] = stored[p * Cx + c];
   EXPECT_TRUE(test::all_close(download(device(), y), want, 0.0, 0.0));
+}
+
+// The decoded image to 8-bit RGBA, against float64 arithmetic rounded half to even: values
+// inside and outside the clamped range, exact zeros, and a pixel count that is not a multiple of
+// the 256-pixel workgroup. fp32 rounding may move a value that lies within 1e-4 of a half-way
+// point by one level; every other byte must match exactly, and alpha is 255.
+TEST_P(DataMovement, ImageToRgba8) {
+  SCOPED_TRACE(trace());
+  const int64_t H = 7, W = 41;
+  const float unscale = 1.6f;
+  std::vector<float> xv;
+  Tensor x = input({1, H, W, 3}, xv, -0.9f, 0.9f, 0); // beyond +-1/1.6 = +-0.625: clamps both ends
+  xv[0] = xv[4] = 0.0f;
+  xv[1] = -0.625f; // exactly 0 after scaling
+  xv[2] = 0.625f;  // exactly 255
+  x = ref::upload_tensor(device(), dt(), {1, H, W, 3}, xv, "image");
+  const size_t pixels = static_cast<size_t>(H * W);
+  vk::Buffer rgba = device().allocator().create_buffer(4 * pixels, vk::MemoryUsage::Download, "rgba");
+  std::vector<uint32_t> poison(pixels, 0xdeadbeefu);
+  device().upload(rgba, poison.data(), 4 * pixels);
+  run([&](vk::Recording& r) { kernels::image_to_rgba8(*kernels_, r, x, rgba, unscale); });
+  std::vector<uint8_t> got(4 * pixels);
+  device().download(rgba, got.data(), got.size());
+  int mismatches = 0;
+  for (size_t p = 0; p < pixels; ++p) {
+    for (size_t c = 0; c < 4; ++c) {
+      const double raw =
+          c < 3 ? std::clamp(double(xv[3 * p + c]) * double(unscale) / 2.0 + 0.5, 0.0, 1.0) * 255.0 : 255.0;
+      const double v = std::nearbyint(raw); // the default rounding mode: half to even
+      const bool near_half = std::abs(raw - std::floor(raw) - 0.5) < 1e-4;
+      const double diff = std::abs(double(got[4 * p + c]) - v);
+      if (diff > (near_half ? 1.0 : 0.0) && ++mismatches <= 5)
+        ADD_FAILURE() << "pixel " << p << " channel " << c << ": got " << int(got[4 * p + c]) << ", want " << v;
+    }
+  }
+  EXPECT_EQ(got[0], 128) << "0 maps to 127.5, rounded half to even";
+  EXPECT_EQ(got[1], 0);
+  EXPECT_EQ(got[2], 255);
+  EXPECT_EQ(mismatches, 0);
+}
+
+TEST_P(DataMovement, ImageToRgba8RejectsBadArguments) {
+  auto& d = device();
+  Tensor four = make_tensor(d, dt(), {1, 2, 2, 4}, "four channels");
+  Tensor x = make_tensor(d, dt(), {1, 2, 2, 3}, "x");
+  vk::Buffer small = d.allocator().create_buffer(12, vk::MemoryUsage::Download, "small");
+  vk::Buffer fits = d.allocator().create_buffer(16, vk::MemoryUsage::Download, "fits");
+  vk::Recording rec(d);
+  EXPECT_THROW(kernels::image_to_rgba8(*kernels_, rec, four, fits, 1.6f), Error);
+  EXPECT_THROW(kernels::image_to_rgba8(*kernels_, rec, x, small, 1.6f), Error); // 4 pixels, 12 bytes
+  EXPECT_THROW(kernels::image_to_rgba8(*kernels_, rec, x, fits, 0.0f), Error);
+  EXPECT_EQ(rec.dispatch_count(), 0u);
 }
 
 TEST_P(DataMovement, RejectsBadArguments) {

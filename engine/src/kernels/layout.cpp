@@ -1,6 +1,8 @@
 // Data movement with dtype conversion (shaders/layout.comp): cast, NCHW <-> NHWC, nearest x2
-// upsampling and channel-offset copies (the UNet skip concat). Declared in elementwise.hpp.
+// upsampling and channel-offset copies (the UNet skip concat); the decoded image to 8-bit RGBA
+// (shaders/rgba8.comp). Declared in elementwise.hpp.
 #include <algorithm>
+#include <cmath>
 #include <initializer_list>
 #include <string>
 
@@ -150,6 +152,26 @@ void concat_channels(Kernels& kernels, vk::Recording& rec, const Tensor& a, cons
   expect_shape(op, "y", y, want);
   copy_channels(kernels, rec, a, y, 0);
   copy_channels(kernels, rec, b, y, a.dim(-1));
+}
+
+void image_to_rgba8(Kernels& kernels, vk::Recording& rec, const Tensor& x, const vk::Buffer& rgba, float unscale) {
+  const char* op = "image_to_rgba8";
+  if (x.shape.empty() || x.dim(-1) != 3)
+    throw invalid_argument(std::string(op) + ": x must be [..., 3] (RGB, channels last), found " + x.describe());
+  check_count(op, x);
+  if (!(unscale > 0.0f) || !std::isfinite(unscale))
+    throw invalid_argument(std::string(op) + ": unscale must be a positive finite number");
+  const uint64_t pixels = static_cast<uint64_t>(x.numel() / 3);
+  if (rgba.size() < 4 * pixels)
+    throw invalid_argument(std::string(op) + ": buffer '" + rgba.name() + "' holds " + std::to_string(rgba.size()) +
+                           " bytes, " + std::to_string(4 * pixels) + " needed for " + x.describe());
+  struct {
+    uint32_t pixels;
+    float unscale;
+  } p{static_cast<uint32_t>(pixels), unscale};
+  auto& pipe = kernels.pipeline(variant("rgba8", x.dtype), 2, sizeof p);
+  Grid g = wrap_grid(div_up(static_cast<int64_t>(pixels), kThreads));
+  rec.dispatch(pipe, {vk::in(x.buf()), vk::out(rgba)}, &p, sizeof p, g.x, g.y);
 }
 
 } // namespace z123::kernels

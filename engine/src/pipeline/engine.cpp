@@ -13,6 +13,7 @@
 #include "pipeline/sampling_plan.hpp"
 #include "z123/half.hpp"
 #include "z123/image/preprocess.hpp"
+#include "z123/kernels/elementwise.hpp"
 #include "z123/kernels/sampler_ops.hpp"
 #include "z123/model/model_folder.hpp"
 #include "z123/nets/clip.hpp"
@@ -55,8 +56,9 @@ struct ConditionProgram {
 
 struct DecodeProgram {
   int64_t h = 0, w = 0;
-  Tensor latent; // host-visible, storage dtype
-  Tensor image;  // device
+  Tensor latent;                    // host-visible, storage dtype
+  Tensor image;                     // device
+  std::shared_ptr<vk::Buffer> rgba; // host-visible: the kernel writes the output pixels straight there
   std::unique_ptr<vk::Recording> rec;
 };
 
@@ -337,6 +339,9 @@ DecodeProgram& Engine::Impl::decode_program(int64_t h, int64_t w) {
   p->image = make_tensor(*device, dtype, {1, h * f, w * f, int64_t(configs.vae.out_channels)}, "decoded");
   p->rec = std::make_unique<vk::Recording>(*device);
   vae->record_decode(*p->rec, *scratch, p->latent, p->image);
+  p->rgba = std::make_shared<vk::Buffer>(device->allocator().create_buffer(static_cast<VkDeviceSize>(4 * h * f * w * f),
+                                                                           vk::MemoryUsage::Download, "output RGBA"));
+  kernels::image_to_rgba8(*k, *p->rec, p->image, *p->rgba, pipeline::kImageUnscale);
   decode = std::move(p);
   return *decode;
 }
@@ -494,11 +499,11 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
     DecodeProgram& dp = m.decode_program(h, w);
     m.write_host(dp.latent, z);
     m.device->run(*dp.rec);
-    std::vector<float> d = download(*m.device, dp.image);
-    result.image = pipeline::decoded_to_rgba(d, o.width, o.height);
+    result.image = Image::blank(o.width, o.height, 4);
+    m.device->download(*dp.rgba, result.image.pixels.data(), result.image.pixels.size());
     if (o.keep_latents) {
-      result.decoded = nhwc_to_nchw(d, 1, h * f, w * f, 3);
-      for (float& v : result.decoded) v = std::clamp(v * 1.6f / 2.0f + 0.5f, 0.0f, 1.0f);
+      result.decoded = nhwc_to_nchw(download(*m.device, dp.image), 1, h * f, w * f, 3);
+      for (float& v : result.decoded) v = std::clamp(v * pipeline::kImageUnscale / 2.0f + 0.5f, 0.0f, 1.0f);
     }
   }
   result.timings.decode_ms = ms_since(t0);

@@ -49,18 +49,4 @@ std::vector<float> unscale_latents(const std::vector<float>& x, double scaling_f
   return z;
 }
 
-Image decoded_to_rgba(const std::vector<float>& dec, int width, int height) {
-  Image img = Image::blank(width, height, 4);
-  for (size_t p = 0; p < static_cast<size_t>(width) * static_cast<size_t>(height); ++p) {
-    for (int c = 0; c < 3; ++c) {
-      // unscale_image (×1.6), then /2 + 0.5, clamp, ×255, round half to even (numpy).
-      float y = dec[p * 3 + static_cast<size_t>(c)] * 1.6f;
-      float v = std::clamp(y / 2.0f + 0.5f, 0.0f, 1.0f) * 255.0f;
-      img.pixels[p * 4 + static_cast<size_t>(c)] = static_cast<uint8_t>(std::nearbyint(v));
-    }
-    img.pixels[p * 4 + 3] = 255;
-  }
-  return img;
-}
-
 } // namespace z123::pipeline

@@ -26,8 +26,9 @@ std::vector<float> conditioning_context(const std::vector<float>& text_embedding
 // z = (x / 0.75 + 0.22) / scaling_factor: sampler space → VAE latent space (spec §8.4).
 std::vector<float> unscale_latents(const std::vector<float>& x, double scaling_factor);
 
-// pixel = round_half_even(255 · clamp(dec·1.6/2 + 0.5, 0, 1)) from the decoder output NHWC
-// [H, W, 3]; returns an RGBA image (alpha 255).
-Image decoded_to_rgba(const std::vector<float>& decoded_nhwc, int width, int height);
+// zero123plus's unscale_image (x / 0.5 · 0.8): the decoder's output times this is diffusers'
+// [-1, 1] image, which becomes pixel = round_half_even(255 · clamp(x / 2 + 0.5, 0, 1))
+// (kernels::image_to_rgba8 on the GPU).
+constexpr float kImageUnscale = 1.6f;
 
 } // namespace z123::pipeline

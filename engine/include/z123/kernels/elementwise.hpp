@@ -73,4 +73,13 @@ void copy_channels(Kernels& kernels, vk::Recording& rec, const Tensor& x, const 
 // cat([h, skip]): current hidden first). Two copy_channels calls.
 void concat_channels(Kernels& kernels, vk::Recording& rec, const Tensor& a, const Tensor& b, const Tensor& y);
 
+// ---- the pipeline's output ---------------------------------------------------------------------------
+
+// The decoded image x [..., 3] (RGB, channels last, values around [-1/unscale, 1/unscale]) as 8-bit
+// RGBA in rgba, one uint32 per pixel with the bytes R, G, B, A in memory order: each colour
+// channel is round_half_even(clamp(x * unscale / 2 + 0.5, 0, 1) * 255), in fp32 with every
+// operation rounded (what pipeline::decoded_to_rgba computes on the host), and alpha is 255. rgba
+// is any buffer of at least 4 bytes per pixel, host-visible to be read back without a copy.
+void image_to_rgba8(Kernels& kernels, vk::Recording& rec, const Tensor& x, const vk::Buffer& rgba, float unscale);
+
 } // namespace z123::kernels
