@@ -9,8 +9,9 @@
 //   S = Q·Kᵀ               R x BK/16 fp32 fragments (Q fragments stay in registers throughout)
 //   m = rowmax(S)·c        running max per row, alpha = exp2(m_old - m)
 //   P = exp2(S·c - m)      in registers; O and the partial row sums are rescaled by alpha
-//   O += P·V               P converted to fp16 fragments (KHR: and through shared memory into
-//                          A operands, since KHR conversions cannot change a matrix's use)
+//   O += P·V               P converted to fp16 fragments, then to A operands: in registers under
+//                          NV, and under KHR where NV cooperative matrix 2's use conversions are
+//                          enabled (COOPMAT_NV_CONVERT); through shared memory under plain KHR
 // Which row (and column) an invocation's element i of a fragment holds is implementation-
 // defined. The kernel learns it once, by loading a matrix whose entries are their own indices
 // (`where`); elements of fragments of one type share that layout, so per-row statistics can be
@@ -28,7 +29,10 @@
 // 4 subgroups, 32-key tiles and loading the next tile straight into the free stage were all
 // slower or equal. Timing with parts removed: S = QKᵀ alone ~190 TFLOP/s, S and P·V without
 // softmax or global loads ~200: the shared-memory fragment traffic of 16-row subgroups bounds
-// this kernel, not the softmax (~10%) or the global loads (~20%).
+// this kernel, not the softmax (~10%) or the global loads (~20%). On an H100 (bench/NOTES.md,
+// session 6) converting P in registers instead of the shared-memory round trip took the level-0
+// call from 1.83 to 1.66 ms; 32 rows per subgroup with Q read from shared memory per product
+// (224-237 registers, 4 subgroups, 32-key tiles) took 2.5-2.7 ms.
 //
 // Requirements (checked in attention.cpp): D a multiple of 16 (variants: 64), row strides and
 // column offsets multiples of 8 elements (16-byte loads), subgroup size 32.
@@ -282,7 +286,7 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
     // O += P V; consecutive products go to different accumulators (no dependent chains).
     [[unroll]] for (uint n = 0; n < NB; ++n) {
 #if CM_ACC_TO_A
-#define P_OPERAND(r) pf[r][n]
+#define P_OPERAND(r) CM_AS_A(pf[r][n])
 #else
       // P's fp16 accumulators become A operands through this subgroup's scratch: units 0-3 of
       // its rows, two alternating slots of 2 units (unit 4, the generic route's statistics,

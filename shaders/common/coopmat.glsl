@@ -10,9 +10,11 @@
 //   CM_F16ACC          fp16 matrix that an fp32 accumulator converts to by constructor
 //   cmLoad / cmStore(m, buf, element, stride, CM_ROW_MAJOR | CM_COL_MAJOR)
 //   cmMulAdd(a, b, c)  a * b + c
-//   CM_ACC_TO_A        1: CM_F16ACC is CM_F16A, an accumulator converts straight into an A
-//                      operand. 0 (KHR): conversions keep the matrix use (accumulator -> A needs
-//                      NV_cooperative_matrix2), so such values go through shared memory.
+//   CM_ACC_TO_A        1: an fp16 accumulator becomes an A operand in registers, by CM_AS_A(m):
+//                      under NV, CM_F16ACC is CM_F16A; under KHR with COOPMAT_NV_CONVERT, through
+//                      GL_NV_cooperative_matrix2's use conversions (the device must enable
+//                      cooperativeMatrixConversions). 0 (plain KHR): conversions keep the matrix
+//                      use, so such values go through shared memory.
 //
 // Both extensions count `element` and `stride` in elements of buf's array type (the kernels pass
 // uvec4 arrays: units of 8 halves or 4 floats), not in bytes and not in matrix components, so
@@ -35,7 +37,13 @@
 #define cmLoad coopMatLoad
 #define cmStore coopMatStore
 #define cmMulAdd coopMatMulAdd
+#ifdef COOPMAT_NV_CONVERT
+#extension GL_NV_cooperative_matrix2 : require
+#define CM_ACC_TO_A 1
+#define CM_AS_A(m) CM_F16A(m)
+#else
 #define CM_ACC_TO_A 0
+#endif
 #else
 #extension GL_NV_cooperative_matrix : require
 #define CM_F16A fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
@@ -48,6 +56,7 @@
 #define cmStore coopMatStoreNV
 #define cmMulAdd coopMatMulAddNV
 #define CM_ACC_TO_A 1
+#define CM_AS_A(m) (m)
 #endif
 
 #endif

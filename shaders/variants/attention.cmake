@@ -34,6 +34,12 @@ z123_shader(NAME attention_d64_khrcm_f16 SOURCE attention.comp
 z123_shader(NAME attention_d64_khrcm_generic_f16 SOURCE attention.comp
             DEFINES HEAD_DIM=64 ATTN_NV_COOPMAT COOPMAT_KHR ATTN_FORCE_GENERIC DTYPE_F16 REQUIRES KHR_COOPMAT
             TARGET_ENV vulkan1.3)
+# KHR again, with P converted to an A operand in registers by NV cooperative matrix 2's use
+# conversions instead of the round trip through shared memory: the default where the device
+# enables VK_NV_cooperative_matrix2 (attention.cpp).
+z123_shader(NAME attention_d64_khrcm_cv_f16 SOURCE attention.comp
+            DEFINES HEAD_DIM=64 ATTN_NV_COOPMAT COOPMAT_KHR COOPMAT_NV_CONVERT DTYPE_F16 REQUIRES NV_COOPMAT2
+            TARGET_ENV vulkan1.3)
 # Row softmax of fp32 scores into the storage type (the wide-head attention route of
 # kernels::softmax_rows, nets::vae_attention).
 z123_shader(NAME softmax_rows_f32 SOURCE softmax_rows.comp)

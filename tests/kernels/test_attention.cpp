@@ -490,6 +490,23 @@ TEST_F(AttentionKhrCoopMat, GenericRowReductions) {
 
 TEST_F(AttentionKhrCoopMat, UnetLevel0) { check_unet_level0(device(), Path::KhrCoopMat); }
 
+// Both KHR variants whatever the default: P through shared memory (khrcm) and, where
+// VK_NV_cooperative_matrix2 is enabled, converted in registers (khrcm_cv).
+TEST_F(AttentionKhrCoopMat, BothPRoutes) {
+  const bool convert = kernels::Kernels(device()).path_available(Path::NvCoopMat2);
+  for (const char* v : {"khrcm", "khrcm_cv"}) {
+    if (std::string(v) == "khrcm_cv" && !convert) continue;
+    SCOPED_TRACE(std::string("Z123_ATTN_VARIANT=") + v);
+    setenv("Z123_ATTN_VARIANT", v, 1);
+    for (Case c : coopmat_cases()) {
+      c.path = Path::KhrCoopMat;
+      check(c);
+    }
+    check_unet_level0(device(), Path::KhrCoopMat);
+    unsetenv("Z123_ATTN_VARIANT");
+  }
+}
+
 // ---- NV cooperative matrix 2 path (fp16, workgroup-scope matrices): skipped where unavailable ----
 
 class AttentionCoopMat2 : public Attention {

@@ -153,8 +153,22 @@ void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, AttnOpera
   // (shared-memory) row reductions, which NVIDIA GPUs would otherwise never run.
   const char* generic = std::getenv("Z123_ATTN_COOPMAT_GENERIC");
   const bool force_generic = generic && std::string(generic) == "1";
-  const std::string shader =
-      coopmat ? base + (khr ? "_khrcm" : "_nvcm") + (force_generic ? "_generic_f16" : "_f16") : variant(base, dtype);
+  // KHR: P becomes an A operand in registers where NV cooperative matrix 2's conversions are on
+  // (the _cv variant: 1.83 -> 1.66 ms at level 0 on an H100, bench/NOTES.md session 6).
+  const bool khr_convert = khr && kernels.path_available(Path::NvCoopMat2);
+  std::string suffix = khr ? (force_generic ? "khrcm_generic"
+                              : khr_convert ? "khrcm_cv"
+                                            : "khrcm")
+                           : (force_generic ? "nvcm_generic" : "nvcm");
+  // Measuring knob: Z123_ATTN_VARIANT=khrcm|khrcm_cv takes that KHR variant instead.
+  if (const char* forced = std::getenv("Z123_ATTN_VARIANT"); coopmat && forced && *forced) {
+    const std::string want = forced;
+    if (!khr || (want != "khrcm" && want != "khrcm_cv") || (want == "khrcm_cv" && !khr_convert))
+      throw unsupported("Z123_ATTN_VARIANT=" + want + ": not one of khrcm, khrcm_cv, or not available on '" +
+                        kernels.device().info().name + "' (khrcm_cv needs VK_NV_cooperative_matrix2)");
+    suffix = want;
+  }
+  const std::string shader = coopmat ? base + "_" + suffix + "_f16" : variant(base, dtype);
   const int64_t per_group = coopmat ? kCoopmatQueriesPerGroup : portable_queries_per_group(p.head_dim);
   const vk::Pipeline& pipe =
       kernels.pipeline(shader, 6, sizeof(Push), {}, coopmat && khr ? coopmat_subgroup_size(kernels.device()) : 0);
