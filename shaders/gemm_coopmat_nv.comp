@@ -273,13 +273,16 @@ void main() {
   barrier(); // the epilogue staging reuses the tile memory
 
   // Epilogue, one fragment row (16 x WN per subgroup) at a time through shared memory: lane
-  // pairs share a row, each lane takes WN / 2 consecutive columns in runs of 8.
+  // pairs share a row, each lane takes WN / 2 consecutive columns in runs of 8. Each subgroup
+  // stages in its own area, so subgroup barriers order its stores and loads: the subgroups run
+  // on unevenly instead of stopping the workgroup twice per fragment row.
   uint lane = gl_SubgroupInvocationID;
   uint stg = warp * 16 * STG;
   uint r = lane >> 1, half_ = lane & 1u;
   [[unroll]] for (int i = 0; i < FM; ++i) {
     [[unroll]] for (int j = 0; j < FN; ++j) cmStore(acc[i][j], smem, stg + j * 4, STG, CM_ROW_MAJOR);
-    barrier();
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
     uint m = tile_m0 + warp_m * WM + i * 16 + r;
     [[unroll]] for (uint q = 0; q < WN / 16; ++q) {
       uint unit = stg + r * STG + half_ * (WN / 8) + q * 2;
@@ -289,6 +292,7 @@ void main() {
                             uintBitsToFloat(hi.z), uintBitsToFloat(hi.w));
       store8(m, tile_n0 + warp_n * WN + half_ * (WN / 2) + q * 8, v);
     }
-    barrier();
+    subgroupMemoryBarrierShared(); // every lane has read the staging before it is overwritten
+    subgroupBarrier();
   }
 }
