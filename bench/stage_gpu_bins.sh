@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Packs the programs the GPU-machine scripts (bench/gpu_*.sh) run into .gpu/bin.tar.xz: this
+# build's zero123pp-bench-{e2e,make-model,kernels,soak}, test_kernels and the zero123pp CLI,
+# stripped, with the two image libraries the GPU machine lacks (libpng16, libjpeg) in lib/.
+# The tree travels with each run, 64 MiB at most: xz shrinks the SPIR-V-heavy binaries ~20x.
+#   Z123_BUILD_DIR=build-test bench/stage_gpu_bins.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${Z123_BUILD_DIR:-build-test}
+rm -rf .gpu/bin && mkdir -p .gpu/bin/lib
+for f in bench/zero123pp-bench-e2e bench/zero123pp-bench-make-model bench/zero123pp-bench-kernels \
+         bench/zero123pp-bench-soak tests/kernels/test_kernels tools/zero123pp; do
+  strip -o ".gpu/bin/$(basename "$f")" "$BUILD/$f"
+done
+for lib in libpng16.so.16 libjpeg.so.62; do
+  cp -L "/usr/lib/x86_64-linux-gnu/$lib" .gpu/bin/lib/
+done
+tar cJf .gpu/bin.tar.xz -C .gpu bin
+rm -rf .gpu/bin
+ls -l .gpu/bin.tar.xz
