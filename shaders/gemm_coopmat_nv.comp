@@ -5,15 +5,17 @@
 // tiles, subgroup matrix ops); bindings, push constants, conv geometry and the epilogue are
 // shared through common/gemm_io.glsl.
 //
-// Workgroup: WARPS_M x WARPS_N subgroups of 32 computing a BM x BN tile of y; each subgroup owns
-// a WM x WN block of 16 x 16 fp32 accumulator fragments. K advances in steps of BK: the next
+// Workgroup: WARPS_M x WARPS_N subgroups of SUBGROUP_SIZE invocations computing a BM x BN tile of
+// y; each subgroup owns a WM x WN block of CM_M x CM_N fp32 accumulator fragments, stepping K by
+// CM_K (common/coopmat.glsl: the fragment shape the device lists; 16 x 16 x 16 by default). K advances in steps of BK: the next
 // step's A/B tiles are loaded from global memory into registers while the tensor cores work on
 // the current one from shared memory. Out-of-range rows, columns and K (and conv zero padding)
 // are stored as zeros in shared memory, so any M, N, K works. The epilogue stages the
 // accumulators through shared memory, where each element's (m, n) is known, and writes 8
 // halves per store.
 // Defines: DTYPE_F16 (required), CONV, COOPMAT_KHR; BM, BN, BK, WARPS_M, WARPS_N, STAGES tune
-// the tiling. Subgroups must be 32 wide (the dispatch requires that of the device).
+// the tiling; CM_M, CM_N, CM_K the fragment shape; SUBGROUP_SIZE (default 32) the subgroup width
+// the dispatch requires of the pipeline. Nothing else depends on the shape or the width.
 // Spec constant 0 VEC8: 16-byte global loads along K (K % 8 == 0, or Cin % 8 == 0 for CONV);
 // otherwise element-wise gathers.
 //
@@ -51,11 +53,17 @@
 #ifndef STAGES
 #define STAGES 1 // shared-memory buffers; 2 = one barrier per K step (needs BK 32 to fit 48 KiB)
 #endif
+#ifndef SUBGROUP_SIZE
+#define SUBGROUP_SIZE 32
+#endif
 #define WM (BM / WARPS_M) // rows per subgroup
 #define WN (BN / WARPS_N) // columns per subgroup
-#define FM (WM / 16)
-#define FN (WN / 16)
-#define NTHREADS (WARPS_M * WARPS_N * 32)
+#define FM (WM / CM_M)
+#define FN (WN / CM_N)
+#if (WM % CM_M) != 0 || (WN % CM_N) != 0 || (BK % CM_K) != 0 || (WN % 8) != 0
+#error "the subgroup block must be whole fragments, and its rows whole 8-column runs"
+#endif
+#define NTHREADS (WARPS_M * WARPS_N * SUBGROUP_SIZE)
 #define CHUNKS_K (BK / 8)                    // 16-byte chunks per tile row
 #define ROWS_PER_PASS (NTHREADS / CHUNKS_K)  // tile rows loaded per pass of the workgroup
 #define A_PASSES (BM / ROWS_PER_PASS)
@@ -86,10 +94,10 @@ layout(std430, binding = 4) writeonly buffer YBufPartial { float y_partial[]; };
 #define LDS (CHUNKS_K + 1)
 #define B_BASE (BM * LDS)
 #define STAGE_UNITS ((BM + BN) * LDS)
-// Epilogue staging (fp32, aliases the tiles): per subgroup 16 rows x WN columns, rows padded
+// Epilogue staging (fp32, aliases the tiles): per subgroup CM_M rows x WN columns, rows padded
 // by 4 floats (one unit).
 #define STG (WN / 4 + 1)
-#define EPI_UNITS (WARPS_M * WARPS_N * 16 * STG)
+#define EPI_UNITS (WARPS_M * WARPS_N * CM_M * STG)
 #if EPI_UNITS > STAGES * STAGE_UNITS // wide subgroup blocks with short K steps
 #define SMEM_UNITS EPI_UNITS
 #else
@@ -256,12 +264,12 @@ void main() {
     store_tiles(base);
     barrier();
     if (k0 + BK < k_end) load_tiles(k0 + BK); // in flight during the matrix ops below
-    [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
+    [[unroll]] for (uint kk = 0; kk < BK; kk += CM_K) {
       [[unroll]] for (int i = 0; i < FM; ++i)
-        cmLoad(a[i], smem, base + (warp_m * WM + i * 16) * LDS + kk / 8, LDS, CM_ROW_MAJOR);
+        cmLoad(a[i], smem, base + (warp_m * WM + i * CM_M) * LDS + kk / 8, LDS, CM_ROW_MAJOR);
       // W tile rows are output columns with K contiguous: B = W^T read column-major.
       [[unroll]] for (int j = 0; j < FN; ++j)
-        cmLoad(b[j], smem, base + B_BASE + (warp_n * WN + j * 16) * LDS + kk / 8, LDS, CM_COL_MAJOR);
+        cmLoad(b[j], smem, base + B_BASE + (warp_n * WN + j * CM_N) * LDS + kk / 8, LDS, CM_COL_MAJOR);
       [[unroll]] for (int i = 0; i < FM; ++i)
         [[unroll]] for (int j = 0; j < FN; ++j) acc[i][j] = cmMulAdd(a[i], b[j], acc[i][j]);
     }
@@ -272,25 +280,25 @@ void main() {
   }
   barrier(); // the epilogue staging reuses the tile memory
 
-  // Epilogue, one fragment row (16 x WN per subgroup) at a time through shared memory: lane
-  // pairs share a row, each lane takes WN / 2 consecutive columns in runs of 8. Each subgroup
-  // stages in its own area, so subgroup barriers order its stores and loads: the subgroups run
-  // on unevenly instead of stopping the workgroup twice per fragment row.
+  // Epilogue, one fragment row (CM_M x WN per subgroup) at a time through shared memory: the
+  // lanes take its 8-column runs in row order (consecutive lanes, consecutive 32-byte stores),
+  // as many passes as the subgroup's width needs. Each subgroup stages in its own area, so
+  // subgroup barriers order its stores and loads: the subgroups run on unevenly instead of
+  // stopping the workgroup twice per fragment row.
   uint lane = gl_SubgroupInvocationID;
-  uint stg = warp * 16 * STG;
-  uint r = lane >> 1, half_ = lane & 1u;
+  uint stg = warp * CM_M * STG;
   [[unroll]] for (int i = 0; i < FM; ++i) {
-    [[unroll]] for (int j = 0; j < FN; ++j) cmStore(acc[i][j], smem, stg + j * 4, STG, CM_ROW_MAJOR);
+    [[unroll]] for (int j = 0; j < FN; ++j) cmStore(acc[i][j], smem, stg + j * (CM_N / 4), STG, CM_ROW_MAJOR);
     subgroupMemoryBarrierShared();
     subgroupBarrier();
-    uint m = tile_m0 + warp_m * WM + i * 16 + r;
-    [[unroll]] for (uint q = 0; q < WN / 16; ++q) {
-      uint unit = stg + r * STG + half_ * (WN / 8) + q * 2;
+    [[unroll]] for (uint run = lane; run < CM_M * (WN / 8); run += SUBGROUP_SIZE) {
+      uint r = run / (WN / 8), q = run % (WN / 8);
+      uint unit = stg + r * STG + q * 2;
       uvec4 lo = smem[unit], hi = smem[unit + 1];
       float v[8] = float[8](uintBitsToFloat(lo.x), uintBitsToFloat(lo.y), uintBitsToFloat(lo.z),
                             uintBitsToFloat(lo.w), uintBitsToFloat(hi.x), uintBitsToFloat(hi.y),
                             uintBitsToFloat(hi.z), uintBitsToFloat(hi.w));
-      store8(m, tile_n0 + warp_n * WN + half_ * (WN / 2) + q * 8, v);
+      store8(tile_m0 + warp_m * WM + i * CM_M + r, tile_n0 + warp_n * WN + q * 8, v);
     }
     subgroupMemoryBarrierShared(); // every lane has read the staging before it is overwritten
     subgroupBarrier();

@@ -47,6 +47,9 @@
 #if (D % 16) != 0
 #error "HEAD_DIM must be a multiple of 16"
 #endif
+#if CM_M != 16 || CM_N != 16 || CM_K != 16
+#error "the cooperative-matrix attention is written for 16 x 16 x 16 fragments"
+#endif
 
 #ifndef ATTN_NW
 #define ATTN_NW 8 // subgroups per workgroup

@@ -3,8 +3,11 @@
 // GL_NV_cooperative_matrix (default; Debian 12's glslc has it) or, with COOPMAT_KHR defined,
 // with GL_KHR_cooperative_matrix (needs a newer glslc, see docs/newer-glslc.md).
 //
-// All matrices are 16 x 16 at subgroup scope: fp16 A/B operands, fp32 accumulators (the
-// 16x16x16 fp16 -> fp32 shape kernels.cpp requires the device to report for the KHR path).
+// Matrices are at subgroup scope: fp16 A (CM_M x CM_K) and B (CM_K x CM_N) operands, fp32
+// accumulators (CM_M x CM_N). CM_M, CM_N, CM_K default to 16; under KHR they may be any shape
+// the device lists for fp16 x fp16 -> fp32 (kernels.cpp chooses, the variant defines them);
+// NV v1 builds take 16 x 16 x 16 only. Offsets along K count 8-half units, so CM_K and CM_N
+// must be multiples of 8 and 4.
 //   CM_F16A, CM_F16B   fp16 operands of cmMulAdd (one type under NV, distinct uses under KHR)
 //   CM_F32ACC          fp32 accumulator
 //   CM_F16ACC          fp16 matrix that an fp32 accumulator converts to by constructor
@@ -26,12 +29,25 @@
 
 #extension GL_KHR_memory_scope_semantics : require
 
+#ifndef CM_M
+#define CM_M 16
+#endif
+#ifndef CM_N
+#define CM_N 16
+#endif
+#ifndef CM_K
+#define CM_K 16
+#endif
+#if (CM_K % 8) != 0 || (CM_N % 4) != 0
+#error "CM_K must be a multiple of 8 and CM_N of 4"
+#endif
+
 #ifdef COOPMAT_KHR
 #extension GL_KHR_cooperative_matrix : require
-#define CM_F16A coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
-#define CM_F16B coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
-#define CM_F16ACC coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
-#define CM_F32ACC coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define CM_F16A coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_K, gl_MatrixUseA>
+#define CM_F16B coopmat<float16_t, gl_ScopeSubgroup, CM_K, CM_N, gl_MatrixUseB>
+#define CM_F16ACC coopmat<float16_t, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>
+#define CM_F32ACC coopmat<float, gl_ScopeSubgroup, CM_M, CM_N, gl_MatrixUseAccumulator>
 #define CM_ROW_MAJOR gl_CooperativeMatrixLayoutRowMajor
 #define CM_COL_MAJOR gl_CooperativeMatrixLayoutColumnMajor
 #define cmLoad coopMatLoad
@@ -45,6 +61,9 @@
 #define CM_ACC_TO_A 0
 #endif
 #else
+#if CM_M != 16 || CM_N != 16 || CM_K != 16
+#error "the NV v1 builds are 16 x 16 x 16 only"
+#endif
 #extension GL_NV_cooperative_matrix : require
 #define CM_F16A fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
 #define CM_F16B CM_F16A

@@ -37,6 +37,28 @@ foreach(kind "" "_conv")
   z123_shader(NAME gemm${kind}_khr_narrow_f16 SOURCE gemm_coopmat_nv.comp
               DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BN=16 WARPS_M=8 WARPS_N=1 REQUIRES KHR_COOPMAT
               TARGET_ENV vulkan1.3)
+  # The default and narrow tilings again for the other fragment shapes devices list (kernels.cpp
+  # khr_gemm_shapes picks; docs/devices.md): NVIDIA's 16x8x16 and 16x8x8, 16x16x16 on 64-wide
+  # subgroups (AMD RDNA3 in wave64), Intel's 8x16x16 (Xe2) and 8x8x16 (Arc) on 16-wide ones.
+  # Same source, other constants.
+  foreach(shape m16n8k16 m16n8k8 sg64 m8n16k16 m8n8k16)
+    if(shape STREQUAL "m16n8k16")
+      set(shape_defs CM_N=8)
+    elseif(shape STREQUAL "m16n8k8")
+      set(shape_defs CM_N=8 CM_K=8)
+    elseif(shape STREQUAL "sg64")
+      set(shape_defs SUBGROUP_SIZE=64)
+    elseif(shape STREQUAL "m8n16k16")
+      set(shape_defs CM_M=8 SUBGROUP_SIZE=16)
+    else()
+      set(shape_defs CM_M=8 CM_N=8 SUBGROUP_SIZE=16)
+    endif()
+    z123_shader(NAME gemm${kind}_khr_${shape}_f16 SOURCE gemm_coopmat_nv.comp
+                DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} ${shape_defs} REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3)
+    z123_shader(NAME gemm${kind}_khr_narrow_${shape}_f16 SOURCE gemm_coopmat_nv.comp
+                DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BN=16 WARPS_M=8 WARPS_N=1 ${shape_defs} REQUIRES KHR_COOPMAT
+                TARGET_ENV vulkan1.3)
+  endforeach()
   # Alternative KHR tilings, picked with Z123_GEMM_TILE (gemm_dispatch.cpp) to measure them
   # against the default on a GPU: 128 x 256 and 256 x 128 tiles with 64 x 64 per subgroup,
   # double-buffered BK 32, and 4 x 2 subgroups of 32 x 64.

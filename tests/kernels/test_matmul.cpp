@@ -152,6 +152,42 @@ TEST_F(LinearArgs, CoopMatPathIsTakenOnlyForF16) {
   if (!any) GTEST_SKIP() << "no NV or KHR cooperative matrix path on this device/build";
 }
 
+// The KHR fragment shape: names are unique and the measured 16x16x16 comes first; a mistyped
+// Z123_COOPMAT_SHAPE is refused on any device; where the KHR path runs, the shape chosen is one the
+// device lists, and forcing each built shape picks it exactly where the device lists it.
+TEST_F(LinearArgs, CoopmatShapeChoiceAndOverride) {
+  const auto& shapes = kernels::khr_gemm_shapes();
+  ASSERT_FALSE(shapes.empty());
+  EXPECT_EQ(kernels::shape_name(shapes[0]), "16x16x16");
+  for (size_t i = 0; i < shapes.size(); ++i)
+    for (size_t j = i + 1; j < shapes.size(); ++j)
+      EXPECT_NE(kernels::shape_name(shapes[i]), kernels::shape_name(shapes[j]));
+  setenv("Z123_COOPMAT_SHAPE", "16x16x17", 1);
+  EXPECT_THROW(kernels::Kernels k(device()), Error);
+  unsetenv("Z123_COOPMAT_SHAPE");
+
+  kernels::Kernels k(device());
+  if (!k.path_available(kernels::Path::KhrCoopMat)) GTEST_SKIP() << "no KHR cooperative matrix path here";
+  const auto& info = device().info();
+  auto listed = [&](const kernels::CoopmatShape& s) {
+    return info.has_coopmat_shape(s.m, s.n, s.k, 0, 0, 1, 1) && info.can_require_subgroup_size(s.subgroup);
+  };
+  ASSERT_NE(k.khr_gemm_shape(), nullptr);
+  EXPECT_TRUE(listed(*k.khr_gemm_shape()));
+  for (const auto& s : shapes) {
+    SCOPED_TRACE(kernels::shape_name(s));
+    setenv("Z123_COOPMAT_SHAPE", kernels::shape_name(s).c_str(), 1);
+    if (listed(s)) {
+      kernels::Kernels forced(device());
+      ASSERT_NE(forced.khr_gemm_shape(), nullptr);
+      EXPECT_EQ(kernels::shape_name(*forced.khr_gemm_shape()), kernels::shape_name(s));
+    } else {
+      EXPECT_THROW(kernels::Kernels forced(device()), Error);
+    }
+    unsetenv("Z123_COOPMAT_SHAPE");
+  }
+}
+
 // The coopmat kernels split K only when few output tiles would run: two dispatches (GEMM into
 // partial sums, then the reduction with the epilogue) for 40 x 3000 x 200 (2 tiles), one for
 // 4000 x 3000 x 1280 (320 tiles).

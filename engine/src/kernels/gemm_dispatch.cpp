@@ -113,6 +113,18 @@ CoopTile khr_tile_override(const CoopTile& fallback) {
   throw invalid_argument("Z123_GEMM_TILE=" + w + ": expected default or one of" + names);
 }
 
+// The variant-name parts and pipeline subgroup size of the cooperative-matrix GEMM on this
+// context's path: "_nv" (16x16x16 on 32) or "_khr" with the device's fragment shape.
+struct CoopmatApi {
+  std::string api, shape;
+  uint32_t subgroup;
+};
+CoopmatApi coopmat_api(const Kernels& kernels) {
+  const CoopmatShape* s = kernels.khr_gemm_shape();
+  if (kernels.matmul_path() != Path::KhrCoopMat || !s) return {"_nv", "", coopmat_subgroup_size(kernels.device())};
+  return {"_khr", s->suffix, coopmat_subgroup_size(kernels.device(), s->subgroup)};
+}
+
 } // namespace
 
 void set_max_grid_rows_for_testing(uint32_t groups) { g_max_groups = groups ? groups : kMaxGroups; }
@@ -162,6 +174,24 @@ bool gemm_uses_coopmat2(const Kernels& kernels, DType dtype, uint32_t n) {
          kernels.path_available(Path::NvCoopMat2);
 }
 
+std::string describe_route(const Kernels& kernels, DType dtype) {
+  if (gemm_uses_coopmat2(kernels, dtype, kCoopNarrowN + 1))
+    return "nv-coopmat2, 128 x 128 or 128 x 256 tiles (N <= 16: nv-coopmat 128 x 16)";
+  if (!gemm_uses_coopmat(kernels, dtype))
+    return std::string("portable, ") + std::to_string(kPortableRows * 8) + " x " + std::to_string(kPortableCols * 8) +
+           " tiles of " + std::to_string(kPortableRows) + " x " + std::to_string(kPortableCols) + " per invocation";
+  const CoopmatShape* s = kernels.khr_gemm_shape();
+  if (kernels.matmul_path() != Path::KhrCoopMat || !s)
+    return "nv-coopmat 16x16x16, 128 x 128 tiles (N <= 16: 128 x 16)";
+  std::string r = "khr-coopmat " + shape_name(*s) + ", 128 x 128 tiles (N <= 16: 128 x 16)";
+  if (*s->suffix) return r;
+  const uint32_t sms = kernels.device().info().compute_units;
+  return r +
+         (sms ? ", 64 x 128 / 128 x 64 where they fill waves of " + std::to_string(sms) + " SMs better"
+              : ", no 64-row tiles (SM count unknown)") +
+         ", 128 x 256 for large convs";
+}
+
 void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const GemmProblem& p) {
   const Tensor& x = *p.x;
   const Tensor& w = *p.w;
@@ -199,7 +229,7 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   if (p.raw_f32) {
     if (gemm_uses_coopmat(kernels, x.dtype)) {
       // The cooperative-matrix kernel's split-K mode with one K range writes the raw fp32 sums.
-      const std::string api = kernels.matmul_path() == Path::KhrCoopMat ? "_khr" : "_nv";
+      const CoopmatApi cm = coopmat_api(kernels);
       const bool narrow = push.N <= kCoopNarrowN;
       const uint32_t tn = narrow ? kCoopNarrowN : kCoopTileN;
       const uint32_t row_tiles = div_up(push.M, kCoopTileM);
@@ -207,8 +237,8 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
       push.k_chunk = round_up(push.K, kSplitKAlign);
       push.m_groups_y = row_tiles;
       const vk::Pipeline& pipe =
-          kernels.pipeline(variant(base + api + (narrow ? "_narrow" : ""), x.dtype), 5, sizeof push,
-                           {run % 8 == 0 ? 1u : 0u}, coopmat_subgroup_size(kernels.device()));
+          kernels.pipeline(variant(base + cm.api + (narrow ? "_narrow" : "") + cm.shape, x.dtype), 5, sizeof push,
+                           {run % 8 == 0 ? 1u : 0u}, cm.subgroup);
       rec.dispatch(pipe, bindings, &push, sizeof push, div_up(push.N, tn), row_tiles, 1, shape + "+f32");
       return;
     }
@@ -231,9 +261,11 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   }
 
   if (gemm_uses_coopmat(kernels, x.dtype)) {
-    // One kernel source, built per extension: gemm*_nv* (NV) and gemm*_khr* (KHR).
+    // One kernel source, built per extension: gemm*_nv* (NV) and gemm*_khr* (KHR), the latter
+    // per fragment shape. The 4-subgroup and wide tilings exist for the default shape only.
+    const CoopmatApi cm = coopmat_api(kernels);
     const bool khr = kernels.matmul_path() == Path::KhrCoopMat;
-    const std::string api = khr ? "_khr" : "_nv";
+    const bool tilings = khr && cm.shape.empty();
     bool narrow = push.N <= kCoopNarrowN;
     CoopTile tile = narrow ? CoopTile{"_narrow", kCoopTileM, kCoopNarrowN} : CoopTile{"", kCoopTileM, kCoopTileN};
     // The 4-subgroup tilings where they fill whole waves of SMs better (choose_khr_tiling, above).
@@ -244,17 +276,17 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     const uint32_t sms = kernels.device().info().compute_units;
     const bool whole_k = split_k_count(uint64_t{div_up(push.M, tile.m)} * div_up(push.N, tile.n), push.K) == 1;
     const KhrTiling small =
-        khr && !narrow && whole_k ? choose_khr_tiling(push.M, push.N, p.conv, sms) : KhrTiling::Default;
+        tilings && !narrow && whole_k ? choose_khr_tiling(push.M, push.N, p.conv, sms) : KhrTiling::Default;
     if (small == KhrTiling::Rows64)
       tile = kKhrRows64;
     else if (small == KhrTiling::Cols64)
       tile = kKhrCols64;
-    else if (khr && !narrow && p.conv &&
+    else if (tilings && !narrow && p.conv &&
              uint64_t{div_up(push.M, kKhrWide.m)} * div_up(push.N, kKhrWide.n) >= kCoopWideMinGroups)
       tile = kKhrWide;
-    if (khr && !narrow) tile = khr_tile_override(tile);
-    const vk::Pipeline& pipe = kernels.pipeline(variant(base + api + tile.suffix, x.dtype), 5, sizeof push,
-                                                {run % 8 == 0 ? 1u : 0u}, coopmat_subgroup_size(kernels.device()));
+    if (tilings && !narrow) tile = khr_tile_override(tile);
+    const vk::Pipeline& pipe = kernels.pipeline(variant(base + cm.api + tile.suffix + cm.shape, x.dtype), 5,
+                                                sizeof push, {run % 8 == 0 ? 1u : 0u}, cm.subgroup);
     const uint32_t row_tiles = div_up(push.M, tile.m), col_tiles = div_up(push.N, tile.n);
     const uint32_t splits = split_k_count(uint64_t{row_tiles} * col_tiles, push.K);
     if (splits > 1 && row_tiles <= g_max_groups) {

@@ -48,33 +48,84 @@ std::vector<std::string> missing_preferred_variants() {
   return missing;
 }
 
+const std::vector<CoopmatShape>& khr_gemm_shapes() {
+  // 16x16x16 first: the only shape measured (bench/NOTES.md), and the one the 4-subgroup tilings
+  // and the attention are built for. The others are what NVIDIA GPUs list besides it (16x8x16,
+  // 16x8x8), AMD RDNA3 where 32-wide subgroups cannot be required, and Intel's 8-row shapes on
+  // 16-wide subgroups (Arc 8x8x16, Xe2 8x16x16); docs/devices.md says which device lists what.
+  static const std::vector<CoopmatShape> shapes{{16, 16, 16, 32, ""},         {16, 8, 16, 32, "_m16n8k16"},
+                                                {16, 8, 8, 32, "_m16n8k8"},   {16, 16, 16, 64, "_sg64"},
+                                                {8, 16, 16, 16, "_m8n16k16"}, {8, 8, 16, 16, "_m8n8k16"}};
+  return shapes;
+}
+
+std::string shape_name(const CoopmatShape& s) {
+  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
+         (s.subgroup == 32 ? "" : "@" + std::to_string(s.subgroup));
+}
+
 namespace {
 
-constexpr uint32_t kCoopmatSubgroup = 32; // the coopmat kernels' subgroup width
+constexpr uint32_t kF16 = 0, kF32 = 1; // VkComponentTypeKHR
 
 // VK_KHR_cooperative_matrix is not tied to one vendor's hardware, so what the NV path may take
-// for granted on NVIDIA GPUs is checked here: the device must list the matrix types the kernels
-// declare (fp16 16x16 A/B with fp32 accumulators; attention also converts accumulators to fp16,
-// a type a device lists as a 16x16x16 fp16-accumulating shape), and must run them with 32-wide
-// subgroups (AMD wave64-only or Intel SIMD8/16 devices fall back to the portable path).
-bool khr_coopmat_usable(const vk::Device& device) {
+// for granted on NVIDIA GPUs is checked here: the features the SPIR-V declares, and a matrix type
+// the device lists at a subgroup width it can run.
+bool khr_base_usable(const vk::Device& device) {
   const auto& f = device.features();
-  const auto& info = device.info();
-  constexpr uint32_t f16 = 0, f32 = 1; // VkComponentTypeKHR
   return Z123_GLSL_KHR_COOPMAT && f.khr_coopmat && f.shader_float16 && f.storage_buffer_16bit &&
-         f.vulkan_memory_model &&                  // the SPIR-V declares the Vulkan memory model
-         info.api_version >= VK_API_VERSION_1_3 && // SPIR-V 1.6 (built for vulkan1.3)
-         info.has_coopmat_shape(16, 16, 16, f16, f16, f32, f32) &&
-         info.has_coopmat_shape(16, 16, 16, f16, f16, f16, f16) && info.can_require_subgroup_size(kCoopmatSubgroup);
+         f.vulkan_memory_model &&                         // the SPIR-V declares the Vulkan memory model
+         device.info().api_version >= VK_API_VERSION_1_3; // SPIR-V 1.6 (built for vulkan1.3)
+}
+
+const CoopmatShape* find_shape(const std::string& name) {
+  for (const CoopmatShape& s : khr_gemm_shapes())
+    if (shape_name(s) == name) return &s;
+  return nullptr;
+}
+
+bool shape_usable(const vk::Device& device, const CoopmatShape& s) {
+  const auto& info = device.info();
+  return info.has_coopmat_shape(s.m, s.n, s.k, kF16, kF16, kF32, kF32) && info.can_require_subgroup_size(s.subgroup);
+}
+
+// The first usable shape, or the one Z123_COOPMAT_SHAPE names (throws where the device lacks it).
+const CoopmatShape* choose_khr_shape(const vk::Device& device) {
+  const char* forced = std::getenv("Z123_COOPMAT_SHAPE");
+  if (forced && *forced && !find_shape(forced)) {
+    std::string names;
+    for (const CoopmatShape& s : khr_gemm_shapes()) names += " " + shape_name(s);
+    throw invalid_argument(std::string("Z123_COOPMAT_SHAPE=") + forced + ": expected one of" + names);
+  }
+  if (!khr_base_usable(device)) return nullptr;
+  for (const CoopmatShape& s : khr_gemm_shapes()) {
+    if (forced && *forced) {
+      if (shape_name(s) != forced) continue;
+      if (!shape_usable(device, s))
+        throw unsupported(std::string("Z123_COOPMAT_SHAPE=") + forced + ": '" + device.info().name +
+                          "' does not list that fp16 cooperative-matrix shape at that subgroup width");
+      return &s;
+    }
+    if (shape_usable(device, s)) return &s;
+  }
+  return nullptr;
 }
 
 } // namespace
 
-uint32_t coopmat_subgroup_size(const vk::Device& device) {
+uint32_t coopmat_subgroup_size(const vk::Device& device, uint32_t width) {
   const auto& info = device.info();
   bool can_request = info.subgroup_size_control && info.compute_required_subgroup_size &&
-                     info.min_subgroup_size <= kCoopmatSubgroup && kCoopmatSubgroup <= info.max_subgroup_size;
-  return can_request ? kCoopmatSubgroup : 0;
+                     info.min_subgroup_size <= width && width <= info.max_subgroup_size;
+  return can_request ? width : 0;
+}
+
+bool Kernels::khr_attention_available() const {
+  // The attention also converts accumulators to fp16, a type a device lists as a 16x16x16
+  // fp16-accumulating shape.
+  const auto& info = device_.info();
+  return khr_base_usable(device_) && info.has_coopmat_shape(16, 16, 16, kF16, kF16, kF32, kF32) &&
+         info.has_coopmat_shape(16, 16, 16, kF16, kF16, kF16, kF16) && info.can_require_subgroup_size(32);
 }
 
 bool Kernels::path_available(Path p) const {
@@ -82,7 +133,7 @@ bool Kernels::path_available(Path p) const {
   switch (p) {
   case Path::Portable: return true;
   case Path::NvCoopMat: return Z123_GLSL_NV_COOPMAT && f.nv_coopmat && f.shader_float16 && f.storage_buffer_16bit;
-  case Path::KhrCoopMat: return khr_coopmat_usable(device_);
+  case Path::KhrCoopMat: return khr_shape_ != nullptr;
   case Path::NvCoopMat2:
     // Its SPIR-V declares CooperativeMatrixKHR types and the Vulkan memory model as well.
     return Z123_GLSL_NV_COOPMAT2 && f.nv_coopmat2 && f.khr_coopmat && f.vulkan_memory_model && f.shader_float16 &&
@@ -91,7 +142,7 @@ bool Kernels::path_available(Path p) const {
   return false;
 }
 
-Kernels::Kernels(vk::Device& device) : device_(device) {
+Kernels::Kernels(vk::Device& device) : device_(device), khr_shape_(choose_khr_shape(device)) {
   const char* forced = std::getenv("Z123_KERNEL_PATH");
   const char* portable = std::getenv("Z123_FORCE_PORTABLE");
   bool force_portable = portable && *portable && std::strcmp(portable, "0") != 0;

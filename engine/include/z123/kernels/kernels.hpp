@@ -28,6 +28,19 @@ const char* glsl_feature(Path p);
 // complete build; test_shader_variants checks that.
 std::vector<std::string> missing_preferred_variants();
 
+// A fragment shape the KHR cooperative-matrix GEMM kernels are built for (shaders/variants/
+// gemm.cmake): fp16 A (m x k) and B (k x n) with fp32 accumulators, on subgroups of `subgroup`
+// invocations. `suffix` is its part of the variant names ("" for the default 16x16x16 on 32).
+struct CoopmatShape {
+  uint32_t m, n, k, subgroup;
+  const char* suffix;
+};
+// Every shape built, the preferred first: kernels take the first one the device lists
+// (fp16 x fp16 -> fp32 at subgroup scope) and can run at that subgroup width.
+const std::vector<CoopmatShape>& khr_gemm_shapes();
+// "16x8x16" (and "@64" when the subgroup is not 32 wide).
+std::string shape_name(const CoopmatShape& s);
+
 class Kernels {
 public:
   // Picks the fastest path the device and this build support. Z123_FORCE_PORTABLE=1 forces the
@@ -41,6 +54,12 @@ public:
   void set_matmul_path(Path p) { matmul_path_ = p; } // tests pin paths
   void set_attention_path(Path p) { attention_path_ = p; }
   bool path_available(Path p) const;
+  // The KHR GEMM kernels' fragment shape on this device (null where the KHR path is not
+  // available). Z123_COOPMAT_SHAPE=MxNxK forces one of khr_gemm_shapes() the device lists.
+  const CoopmatShape* khr_gemm_shape() const { return khr_shape_; }
+  // Whether the KHR attention kernel (16x16x16 fragments, fp32 and fp16 accumulators, 32-wide
+  // subgroups) can run here.
+  bool khr_attention_available() const;
 
   const vk::Pipeline& pipeline(const std::string& shader, uint32_t buffers, uint32_t push_bytes,
                                std::vector<uint32_t> spec_constants = {}, uint32_t subgroup_size = 0);
@@ -54,13 +73,14 @@ private:
   vk::Device& device_;
   Path matmul_path_ = Path::Portable;
   Path attention_path_ = Path::Portable;
+  const CoopmatShape* khr_shape_ = nullptr;
   std::vector<std::shared_ptr<vk::Buffer>> splitk_scratch_;
 };
 
-// Subgroup size to require of the pipelines of the cooperative-matrix kernels (written for
-// 32-wide subgroups): 32 where the device can require it, else 0 (its subgroups are 32 wide
-// anyway wherever a coopmat path is available).
-uint32_t coopmat_subgroup_size(const vk::Device& device);
+// Subgroup size to require of the pipelines of cooperative-matrix kernels written for `width`
+// invocations (default 32): `width` where the device can require it, else 0 (its subgroups are
+// that wide anyway wherever such a kernel is chosen).
+uint32_t coopmat_subgroup_size(const vk::Device& device, uint32_t width = 32);
 
 // "name_f16" / "name_f32": the variant naming convention of shaders/variants/*.cmake.
 std::string variant(const std::string& base, DType t);
