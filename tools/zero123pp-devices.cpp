@@ -1,9 +1,14 @@
 // zero123pp-devices: lists the Vulkan devices the engine can use and what each supports
-// (the same listing as `zero123pp --list-devices`).
+// (the same listing as `zero123pp --list-devices`), then the kernel each operation takes there.
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 #include "z123/error.hpp"
+#include "z123/kernels/attention.hpp"
+#include "z123/kernels/kernels.hpp"
+#include "z123/kernels/matmul.hpp"
+#include "z123/vk/device.hpp"
 #include "z123/vk/instance.hpp"
 
 namespace {
@@ -16,9 +21,12 @@ SYNOPSIS
 
 DESCRIPTION
     Lists every Vulkan 1.2 device with a compute queue: index, name, type, memory, limits, fp16
-    and cooperative-matrix support. The device zero123pp and the GStreamer element pick by
-    default is marked with '*'; select another with --device (CLI), the device property
-    (element) or Z123_DEVICE (scripts), by index or name substring.
+    and cooperative-matrix support, then the kernel each operation of an fp16 model takes on it
+    (fp32 models take the portable kernels everywhere). The device zero123pp and the GStreamer
+    element pick by default is marked with '*'; select another with --device (CLI), the device
+    property (element) or Z123_DEVICE (scripts), by index or name substring. The environment
+    variables that force paths (Z123_FORCE_PORTABLE, Z123_KERNEL_PATH, Z123_COOPMAT_SHAPE) change
+    the listing as they change the engine.
 
 OPTIONS
     --validation       enable the Khronos validation layer while listing
@@ -27,6 +35,26 @@ OPTIONS
 EXIT STATUS
     0 success; 1 no usable Vulkan device; 2 usage error
 )";
+
+// The kernel each operation of an fp16 model takes on `info` (opens the device to ask).
+void print_routes(z123::vk::Instance& instance, const z123::vk::DeviceInfo& info) {
+  using namespace z123::kernels;
+  try {
+    z123::vk::Device device(instance, info);
+    Kernels k(device);
+    const z123::DType h = z123::DType::F16;
+    auto attn = [&](int64_t head, bool causal) { return choose_attention_kernel(k, h, head, causal, true).shader; };
+    std::printf("   kernels, fp16 model:\n");
+    std::printf("     linear, conv             %s\n", gemm_route(k, h).c_str());
+    std::printf("     attention UNet (d64)     %s\n", attn(64, false).c_str());
+    std::printf("     attention CLIP text      %s\n", attn(64, true).c_str());
+    std::printf("     attention CLIP vision    %s\n", attn(80, false).c_str());
+    std::printf("     attention VAE (d512)     two GEMMs (linear route, fp32 scores) and softmax_rows\n");
+    std::printf("     norms, pointwise         portable (memory-bound on every device)\n");
+  } catch (const z123::Error& e) {
+    std::printf("   kernels: cannot open this device: %s\n", e.what());
+  }
+}
 
 } // namespace
 
@@ -50,8 +78,10 @@ int main(int argc, char** argv) {
       return 1;
     }
     const auto& chosen = z123::vk::choose_device(instance, "");
-    for (const auto& d : instance.devices())
+    for (const auto& d : instance.devices()) {
       std::printf("%s%s", d.index == chosen.index ? "* " : "  ", z123::vk::describe_device(d).c_str());
+      print_routes(instance, d);
+    }
     return 0;
   } catch (const z123::Error& e) {
     std::fprintf(stderr, "zero123pp-devices: %s\n", e.what());

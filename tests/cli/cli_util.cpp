@@ -8,8 +8,10 @@
 
 namespace z123::test {
 
-CliResult cli(const std::string& args) {
-  std::string cmd = std::string(Z123_CLI) + " " + args + " 2>&1";
+CliResult cli(const std::string& args) { return run_program(Z123_CLI, args); }
+
+CliResult run_program(const std::string& program, const std::string& args) {
+  std::string cmd = program + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   CliResult r{-1, ""};
   if (!p) return r;

@@ -14,6 +14,8 @@ struct CliResult {
 
 // Runs the CLI through the shell (so pipes and redirections are those of a user's shell).
 CliResult cli(const std::string& args);
+// The same for another program of this build.
+CliResult run_program(const std::string& program, const std::string& args);
 
 // A folder for this test process's files (created once).
 std::filesystem::path cli_temp_dir();

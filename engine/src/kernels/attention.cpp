@@ -113,17 +113,7 @@ void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, AttnOpera
 
   const bool aligned = coopmat_aligned(q) && coopmat_aligned(k) && coopmat_aligned(v) &&
                        (!second || (coopmat_aligned(k2) && coopmat_aligned(v2)));
-  // NV cooperative matrix 2: head size 64 (every UNet head), not causal (CLIP text only); the
-  // other problems of that path take the NV v1 kernel where present.
-  const bool coopmat2 = kernels.attention_path() == Path::NvCoopMat2 && dtype == DType::F16 && p.head_dim == 64 &&
-                        !p.causal && aligned && kernels.path_available(Path::NvCoopMat2);
-  const bool nv_fallback = kernels.attention_path() == Path::NvCoopMat2 && kernels.path_available(Path::NvCoopMat);
-  const bool nv =
-      (kernels.attention_path() == Path::NvCoopMat || nv_fallback) && kernels.device().info().subgroup_size == 32;
-  // The same kernel on KHR cooperative matrix; path_available has checked that its pipeline can
-  // be given 32-wide subgroups (requested below where that is not the device's only size).
-  const bool khr = kernels.attention_path() == Path::KhrCoopMat && kernels.path_available(Path::KhrCoopMat);
-  const bool coopmat = (nv || khr) && dtype == DType::F16 && attention_coopmat_supports(p.head_dim) && aligned;
+  const AttentionKernel kernel = choose_attention_kernel(kernels, dtype, p.head_dim, p.causal, aligned);
 
   const double scale = p.scale > 0 ? p.scale : 1.0 / std::sqrt(static_cast<double>(p.head_dim));
   auto u32 = [](int64_t x) { return static_cast<uint32_t>(x); };
@@ -134,21 +124,36 @@ void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, AttnOpera
 
   const std::string shape = std::to_string(batch) + "x" + std::to_string(p.heads) + "x" + std::to_string(q.n) + "x" +
                             std::to_string(k.n + (second ? k2.n : 0)) + "x" + std::to_string(p.head_dim);
+  const vk::Pipeline& pipe = kernels.pipeline(kernel.shader, 6, sizeof(Push), {}, kernel.subgroup);
+  rec.dispatch(pipe,
+               {vk::in(q.t->buf()), vk::in(k.t->buf()), vk::in(v.t->buf()), vk::in(k2.t->buf()), vk::in(v2.t->buf()),
+                vk::out(out.buf())},
+               &push, sizeof push, div_up(q.n, kernel.queries_per_group), u32(p.heads), u32(batch), shape);
+}
+
+AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int64_t head_dim, bool causal,
+                                        bool aligned) {
+  // NV cooperative matrix 2: head size 64 (every UNet head), not causal (CLIP text only); the
+  // other problems of that path take the NV v1 kernel where present.
+  const bool coopmat2 = kernels.attention_path() == Path::NvCoopMat2 && dtype == DType::F16 && head_dim == 64 &&
+                        !causal && aligned && kernels.path_available(Path::NvCoopMat2);
   if (coopmat2) {
     // Z123_ATTN_CM2_ROWS=128 takes the 128-row variant (benchmarks compare the two).
     const char* rows = std::getenv("Z123_ATTN_CM2_ROWS");
     const bool br128 = rows && std::string(rows) == "128";
     const uint32_t subgroup = kernels.device().features().subgroup_size_control ? 32 : 0;
-    const vk::Pipeline& pipe = kernels.pipeline(br128 ? "attention_d64_nvcm2_br128_f16" : "attention_d64_nvcm2_f16", 6,
-                                                sizeof(Push), {}, subgroup);
-    rec.dispatch(pipe,
-                 {vk::in(q.t->buf()), vk::in(k.t->buf()), vk::in(v.t->buf()), vk::in(k2.t->buf()), vk::in(v2.t->buf()),
-                  vk::out(out.buf())},
-                 &push, sizeof push, div_up(q.n, br128 ? 128 : 64), u32(p.heads), u32(batch), shape);
-    return;
+    return {br128 ? "attention_d64_nvcm2_br128_f16" : "attention_d64_nvcm2_f16", br128 ? 128 : 64, subgroup};
   }
+  const bool nv_fallback = kernels.attention_path() == Path::NvCoopMat2 && kernels.path_available(Path::NvCoopMat);
+  const bool nv =
+      (kernels.attention_path() == Path::NvCoopMat || nv_fallback) && kernels.device().info().subgroup_size == 32;
+  // The same kernel on KHR cooperative matrix, where the device lists its 16x16x16 fragments and
+  // can run 32-wide subgroups (required of the pipeline where that is not the device's only size).
+  const bool khr = kernels.attention_path() == Path::KhrCoopMat && kernels.khr_attention_available();
+  const bool coopmat = (nv || khr) && dtype == DType::F16 && attention_coopmat_supports(head_dim) && aligned;
+  const std::string base = "attention_d" + std::to_string(head_dim);
+  if (!coopmat) return {variant(base, dtype), portable_queries_per_group(head_dim), 0};
 
-  const std::string base = "attention_d" + std::to_string(p.head_dim);
   // Test knob: Z123_ATTN_COOPMAT_GENERIC=1 takes the coopmat variant with the generic
   // (shared-memory) row reductions, which NVIDIA GPUs would otherwise never run.
   const char* generic = std::getenv("Z123_ATTN_COOPMAT_GENERIC");
@@ -161,21 +166,14 @@ void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, AttnOpera
                                             : "khrcm")
                            : (force_generic ? "nvcm_generic" : "nvcm");
   // Measuring knob: Z123_ATTN_VARIANT=khrcm|khrcm_cv takes that KHR variant instead.
-  if (const char* forced = std::getenv("Z123_ATTN_VARIANT"); coopmat && forced && *forced) {
+  if (const char* forced = std::getenv("Z123_ATTN_VARIANT"); forced && *forced) {
     const std::string want = forced;
     if (!khr || (want != "khrcm" && want != "khrcm_cv") || (want == "khrcm_cv" && !khr_convert))
       throw unsupported("Z123_ATTN_VARIANT=" + want + ": not one of khrcm, khrcm_cv, or not available on '" +
                         kernels.device().info().name + "' (khrcm_cv needs VK_NV_cooperative_matrix2)");
     suffix = want;
   }
-  const std::string shader = coopmat ? base + "_" + suffix + "_f16" : variant(base, dtype);
-  const int64_t per_group = coopmat ? kCoopmatQueriesPerGroup : portable_queries_per_group(p.head_dim);
-  const vk::Pipeline& pipe =
-      kernels.pipeline(shader, 6, sizeof(Push), {}, coopmat && khr ? coopmat_subgroup_size(kernels.device()) : 0);
-  rec.dispatch(pipe,
-               {vk::in(q.t->buf()), vk::in(k.t->buf()), vk::in(v.t->buf()), vk::in(k2.t->buf()), vk::in(v2.t->buf()),
-                vk::out(out.buf())},
-               &push, sizeof push, div_up(q.n, per_group), u32(p.heads), u32(batch), shape);
+  return {base + "_" + suffix + "_f16", kCoopmatQueriesPerGroup, khr ? coopmat_subgroup_size(kernels.device()) : 0};
 }
 
 void softmax_rows(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& y, float scale) {

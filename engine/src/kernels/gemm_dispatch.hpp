@@ -56,6 +56,9 @@ void set_max_grid_rows_for_testing(uint32_t groups);
 enum class KhrTiling { Default, Rows64, Cols64 };
 KhrTiling choose_khr_tiling(uint32_t M, uint32_t N, bool conv, uint32_t sms);
 
+// gemm_route() of matmul.hpp: the choices below, in words.
+std::string describe_route(const Kernels& kernels, DType dtype);
+
 // Validates what every GEMM needs (same dtype, no output aliasing, 32-bit index range) with
 // `op` in the messages, then records the dispatch.
 void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const GemmProblem& p);

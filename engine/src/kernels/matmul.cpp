@@ -49,4 +49,6 @@ void matmul_f32(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Ten
   detail::record_gemm(kernels, rec, "matmul_f32", p);
 }
 
+std::string gemm_route(const Kernels& kernels, DType dtype) { return detail::describe_route(kernels, dtype); }
+
 } // namespace z123::kernels

@@ -45,12 +45,24 @@ struct AttentionParams {
 // Unsupported for a head size without a kernel variant. Records into rec; nothing runs until the
 // recording is submitted.
 //
-// Path: the NV cooperative-matrix kernel (fp16 tensor cores, fp32 softmax) when
-// kernels.attention_path() == Path::NvCoopMat, the dtype is F16, the head size has a coopmat
-// variant (attention_coopmat_supports()) and every row stride / column offset is a multiple of 8
-// elements; the portable kernel (fp32 math, any Vulkan 1.2 device) otherwise.
+// Path: choose_attention_kernel() below. A cooperative-matrix kernel (fp16 tensor cores, fp32
+// softmax) where the context's attention path has one for the dtype (F16), the head size
+// (attention_coopmat_supports()) and the operands' alignment; the portable kernel (fp32 math, any
+// Vulkan 1.2 device) otherwise.
 void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q, AttnOperand k, AttnOperand v, const Tensor& out,
                const AttentionParams& p, AttnOperand k2 = {}, AttnOperand v2 = {});
+
+// The kernel attention() runs for a problem of this storage type, head size and masking on this
+// context: its variant name (shaders/variants/attention.cmake), the queries one workgroup takes,
+// and the subgroup size its pipeline requires (0: any). `aligned`: every row stride and column
+// offset is a multiple of 8 elements (the cooperative-matrix kernels' 16-byte loads).
+struct AttentionKernel {
+  std::string shader;
+  int64_t queries_per_group;
+  uint32_t subgroup;
+};
+AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int64_t head_dim, bool causal,
+                                        bool aligned);
 
 // Head sizes the portable kernel has variants for (16, 32, 64, 80, 512; others throw Unsupported):
 // 64 UNet / CLIP text, 80 CLIP vision, 512 VAE, 16 / 32 the tiny test configurations.

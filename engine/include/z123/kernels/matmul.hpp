@@ -26,10 +26,15 @@ enum class Epilogue : uint32_t {
 // Throws InvalidArgument on any shape or dtype mismatch. Records into rec; nothing runs until
 // the recording is submitted.
 //
-// Path: the NV cooperative-matrix kernel when kernels.matmul_path() == Path::NvCoopMat and the
-// dtype is F16; the portable register-tiled kernel otherwise.
+// Path: a cooperative-matrix kernel when the context's matmul path has one and the dtype is F16
+// (gemm_route() says which, with its fragment shape and tiles); the portable register-tiled
+// kernel otherwise.
 void linear(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor& y,
             Epilogue act = Epilogue::None, const Tensor* residual = nullptr);
+
+// In words, the kernels linear() and conv2d() take for this dtype on this context (what
+// zero123pp-devices prints), e.g. "khr-coopmat 16x16x16, 128 x 128 tiles (...)".
+std::string gemm_route(const Kernels& kernels, DType dtype);
 
 // y = x · wᵀ with an fp32 y whatever x and w store (no bias, activation or residual): raw scores
 // for a softmax that needs them unrounded (the wide-head attention of nets::vae_attention).
