@@ -188,6 +188,28 @@ TEST_F(LinearArgs, CoopmatShapeChoiceAndOverride) {
   }
 }
 
+// Emulated cooperative matrices: Intel integrated GPUs listing only 8x8x16 (Xe-LP, Meteor Lake)
+// keep the portable kernels; Xe2 (8x16x16), Intel discrete (Arc) and other vendors do not.
+TEST(CoopmatShapes, EmulatedOnlyOnIntelIntegratedBeforeXe2) {
+  vk::DeviceInfo info;
+  info.vendor_id = 0x8086;
+  info.type = VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU;
+  vk::CoopMatShape s8816;
+  s8816.m = 8, s8816.n = 8, s8816.k = 16, s8816.c_type = 1, s8816.result_type = 1, s8816.subgroup_scope = true;
+  info.coopmat_shapes = {s8816};
+  EXPECT_TRUE(kernels::coopmat_emulated(info)); // Raptor Lake Iris Xe, Meteor Lake
+  vk::CoopMatShape s81616 = s8816;
+  s81616.n = 16;
+  info.coopmat_shapes.push_back(s81616);
+  EXPECT_FALSE(kernels::coopmat_emulated(info)); // Lunar Lake (Xe2)
+  info.coopmat_shapes = {s8816};
+  info.type = VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
+  EXPECT_FALSE(kernels::coopmat_emulated(info)); // Arc A770: XMX units
+  info.type = VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU;
+  info.vendor_id = 0x1002;
+  EXPECT_FALSE(kernels::coopmat_emulated(info)); // an AMD APU
+}
+
 // The coopmat kernels split K only when few output tiles would run: two dispatches (GEMM into
 // partial sums, then the reduction with the epilogue) for 40 x 3000 x 200 (2 tiles), one for
 // 4000 x 3000 x 1280 (320 tiles).

@@ -90,6 +90,16 @@ bool shape_usable(const vk::Device& device, const CoopmatShape& s) {
 }
 
 // The first usable shape, or the one Z123_COOPMAT_SHAPE names (throws where the device lacks it).
+} // namespace
+
+bool coopmat_emulated(const vk::DeviceInfo& info) {
+  constexpr uint32_t kIntel = 0x8086;
+  return info.vendor_id == kIntel && info.type == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU &&
+         !info.has_coopmat_shape(8, 16, 16, kF16, kF16, kF32, kF32);
+}
+
+namespace {
+
 const CoopmatShape* choose_khr_shape(const vk::Device& device) {
   const char* forced = std::getenv("Z123_COOPMAT_SHAPE");
   if (forced && *forced && !find_shape(forced)) {
@@ -98,6 +108,7 @@ const CoopmatShape* choose_khr_shape(const vk::Device& device) {
     throw invalid_argument(std::string("Z123_COOPMAT_SHAPE=") + forced + ": expected one of" + names);
   }
   if (!khr_base_usable(device)) return nullptr;
+  if (!(forced && *forced) && coopmat_emulated(device.info())) return nullptr;
   for (const CoopmatShape& s : khr_gemm_shapes()) {
     if (forced && *forced) {
       if (shape_name(s) != forced) continue;

@@ -40,6 +40,11 @@ struct CoopmatShape {
 const std::vector<CoopmatShape>& khr_gemm_shapes();
 // "16x8x16" (and "@64" when the subgroup is not 32 wide).
 std::string shape_name(const CoopmatShape& s);
+// Whether the device's driver lists cooperative matrices that its hardware lacks, run as ordinary
+// arithmetic (docs/devices.md): Intel's integrated GPUs before Xe2 (Xe-LP, Meteor Lake), where ANV
+// lists 8x8x16 on every Gen9+ part; Xe2 lists 8x16x16 and keeps it. Such devices take the
+// portable kernels unless Z123_COOPMAT_SHAPE forces a shape.
+bool coopmat_emulated(const vk::DeviceInfo& info);
 
 class Kernels {
 public:
