@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Packs the programs the GPU-machine scripts (bench/gpu_*.sh) run into .gpu/bin.tar.xz: this
-# build's zero123pp-bench-{e2e,make-model,kernels,soak}, test_kernels and the zero123pp CLI,
+# build's zero123pp-bench-{e2e,make-model,kernels,soak}, test_kernels, the zero123pp CLI and zero123pp-devices,
 # stripped, with the two image libraries the GPU machine lacks (libpng16, libjpeg) in lib/.
 # The tree travels with each run, 64 MiB at most: xz shrinks the SPIR-V-heavy binaries ~20x.
 #   Z123_BUILD_DIR=build-test bench/stage_gpu_bins.sh
@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 BUILD=${Z123_BUILD_DIR:-build-test}
 rm -rf .gpu/bin && mkdir -p .gpu/bin/lib
 for f in bench/zero123pp-bench-e2e bench/zero123pp-bench-make-model bench/zero123pp-bench-kernels \
-         bench/zero123pp-bench-soak tests/kernels/test_kernels tools/zero123pp; do
+         bench/zero123pp-bench-soak tests/kernels/test_kernels tools/zero123pp tools/zero123pp-devices; do
   strip -o ".gpu/bin/$(basename "$f")" "$BUILD/$f"
 done
 for lib in libpng16.so.16 libjpeg.so.62; do

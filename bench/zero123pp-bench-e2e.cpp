@@ -1,5 +1,9 @@
 // zero123pp-bench-e2e MODEL_DIR INPUT_IMAGE [--golden G.safetensors] [--runs N] [--precision P]
-//                     [--steps N] [--device SEL] [--vision-in-vram]
+//                     [--steps N] [--device SEL] [--vision-in-vram] [--path ROUTE]
+//
+// --path measures one kernel route through the engine's own switches (docs/devices.md):
+// portable (Z123_FORCE_PORTABLE=1), khr | nv | nv2 (Z123_KERNEL_PATH), khr:MxNxK[@S] (the KHR
+// path with that fragment shape, Z123_COOPMAT_SHAPE); auto (default) is the engine's choice.
 //
 // End-to-end timing of the engine (load, first image, warm images; peak device memory), and with
 // --golden an end-to-end parity check against the official Zero123PlusPipeline run recorded by
@@ -9,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -38,15 +43,29 @@ std::vector<std::vector<float>> split(const TensorView& v) {
   return out;
 }
 
+// Sets the environment the engine reads at open for --path; false for an unknown route.
+bool apply_path(const std::string& path) {
+  if (path == "auto") return true;
+  if (path == "portable") return setenv("Z123_FORCE_PORTABLE", "1", 1) == 0;
+  const std::string api = path.substr(0, path.find(':'));
+  if (api != "khr" && api != "nv" && api != "nv2") return false;
+  setenv("Z123_KERNEL_PATH", api.c_str(), 1);
+  if (path.size() > api.size()) {
+    if (api != "khr") return false;
+    setenv("Z123_COOPMAT_SHAPE", path.substr(api.size() + 1).c_str(), 1);
+  }
+  return true;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr, "usage: zero123pp-bench-e2e MODEL_DIR INPUT_IMAGE [--golden G] [--runs N] [--precision P] "
-                         "[--steps N] [--device SEL] [--vision-in-vram]\n");
+                         "[--steps N] [--device SEL] [--vision-in-vram] [--path ROUTE]\n");
     return 2;
   }
-  std::string golden_path, precision = "auto", device;
+  std::string golden_path, precision = "auto", device, path = "auto";
   int runs = 3, steps = 28;
   bool vision_in_vram = false;
   for (int i = 3; i < argc; ++i) {
@@ -63,6 +82,13 @@ int main(int argc, char** argv) {
       device = argv[++i];
     else if (a == "--vision-in-vram") // EngineOptions::vision_weights_in_host_memory = false
       vision_in_vram = true;
+    else if (a == "--path" && i + 1 < argc)
+      path = argv[++i];
+  }
+  if (!apply_path(path)) {
+    std::fprintf(stderr, "zero123pp-bench-e2e: --path %s: expected auto, portable, khr, nv, nv2 or khr:MxNxK\n",
+                 path.c_str());
+    return 2;
   }
   try {
     auto t0 = std::chrono::steady_clock::now();
@@ -73,8 +99,9 @@ int main(int argc, char** argv) {
     eo.prepare_height = 960;
     eo.vision_weights_in_host_memory = !vision_in_vram;
     auto engine = Engine::open(argv[1], eo);
-    std::printf("engine: %s, %s, weights %.0f MiB, open %.2f s\n", engine->device_name().c_str(),
-                engine->precision().c_str(), engine->weight_bytes() / 1048576.0, engine->load_ms() / 1000.0);
+    std::printf("engine: %s, %s, path %s, weights %.0f MiB, open %.2f s\n", engine->device_name().c_str(),
+                engine->precision().c_str(), path.c_str(), engine->weight_bytes() / 1048576.0,
+                engine->load_ms() / 1000.0);
     std::fputs(format_load_report(engine->load_report()).c_str(), stdout);
     Image input = load_image(argv[2]);
     GenerateOptions go;
