@@ -8,6 +8,9 @@
 // Spec constants: 0/1 workgroup size along N/M, 2 VEC4 (4-wide loads along K: needs
 // K % 4 == 0, or Cin % 4 == 0 for CONV). Loops over the block are [[unroll]]ed so the
 // accumulators stay in registers on every compiler.
+// Split K (pc.k_chunk != 0, a multiple of 4): workgroup z sums K range [z * k_chunk, (z + 1) *
+// k_chunk) and writes raw fp32 partial sums to binding 4 at [z, M, N]; gemm_splitk_reduce.comp
+// adds them up and applies the epilogue (on GPUs, where few tiles would leave most of it idle).
 #extension GL_EXT_control_flow_attributes : require
 #include "common/gemm_io.glsl"
 
@@ -16,6 +19,7 @@ layout(constant_id = 2) const bool VEC4 = false;
 
 layout(std430, binding = 0) readonly buffer XBuf4 { STORE_T4 x4[]; };
 layout(std430, binding = 1) readonly buffer WBuf4 { STORE_T4 w4[]; };
+layout(std430, binding = 4) writeonly buffer YBufPartial { float y_partial[]; };
 
 #ifndef TM
 #define TM 8
@@ -49,7 +53,12 @@ void accumulate(uint aoff[TM], bool ok[TM], uint woff[TN], uint len) {
 }
 
 void main() {
-  uint m0 = (gemm_m_tile() * gl_WorkGroupSize.y + gl_LocalInvocationID.y) * TM;
+  // With split K, z is the K range and the row tiles all fit in y.
+  const bool split = pc.k_chunk != 0u;
+  uint m_tile = split ? gl_WorkGroupID.y : gemm_m_tile();
+  uint k_begin = split ? gl_WorkGroupID.z * pc.k_chunk : 0u;
+  uint k_end = split ? min(pc.K, k_begin + pc.k_chunk) : pc.K;
+  uint m0 = (m_tile * gl_WorkGroupSize.y + gl_LocalInvocationID.y) * TM;
   uint n0 = (gl_WorkGroupID.x * gl_WorkGroupSize.x + gl_LocalInvocationID.x) * TN;
   if (m0 >= pc.M || n0 >= pc.N) return; // no barriers below: leaving early is safe
 
@@ -73,18 +82,24 @@ void main() {
         ok[i] = o >= 0;
         aoff[i] = uint(max(o, 0));
       }
-      uint wo[TN];
-      [[unroll]] for (int j = 0; j < TN; ++j) wo[j] = woff[j] + tap_k;
-      accumulate(aoff, ok, wo, pc.Cin);
+      // This tap's channels inside [k_begin, k_end): all of them unless K is split.
+      uint c0 = max(k_begin, tap_k), c1 = min(k_end, tap_k + pc.Cin);
+      if (c0 < c1) {
+        uint wo[TN], ao[TM];
+        [[unroll]] for (int j = 0; j < TN; ++j) wo[j] = woff[j] + c0;
+        [[unroll]] for (int i = 0; i < TM; ++i) ao[i] = aoff[i] + (c0 - tap_k);
+        accumulate(ao, ok, wo, c1 - c0);
+      }
       tap_k += pc.Cin;
     }
   }
 #else
   [[unroll]] for (int i = 0; i < TM; ++i) {
-    aoff[i] = min(m0 + i, pc.M - 1) * pc.K;
+    aoff[i] = min(m0 + i, pc.M - 1) * pc.K + k_begin;
     ok[i] = true;
   }
-  accumulate(aoff, ok, woff, pc.K);
+  [[unroll]] for (int j = 0; j < TN; ++j) woff[j] += k_begin;
+  accumulate(aoff, ok, woff, k_end - k_begin);
 #endif
 
   // The epilogue runs as a rolled loop over a flat copy, so its code (bias, erf/exp, residual)
@@ -95,6 +110,10 @@ void main() {
     [[unroll]] for (int j = 0; j < TN; ++j) vals[i * TN + j] = acc[i][j];
   [[dont_unroll]] for (uint e = 0; e < TM * TN; ++e) {
     uint m = m0 + e / TN, n = n0 + e % TN;
-    if (m < pc.M && n < pc.N) y[m * pc.N + n] = STORE_Y(gemm_epilogue(vals[e], m, n));
+    if (m >= pc.M || n >= pc.N) continue;
+    if (split)
+      y_partial[(gl_WorkGroupID.z * pc.M + m) * pc.N + n] = vals[e];
+    else
+      y[m * pc.N + n] = STORE_Y(gemm_epilogue(vals[e], m, n));
   }
 }

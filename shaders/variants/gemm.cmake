@@ -17,9 +17,10 @@ endforeach()
 # fp16 inputs, fp32 output (kernels::matmul_f32 on the portable path; the cooperative-matrix
 # kernels write fp32 through their split-K partial-sum output instead).
 z123_shader(NAME gemm_out32_f16 SOURCE gemm.comp DEFINES DTYPE_F16 OUT_F32)
-# Split-K GEMMs (cooperative-matrix kernels, few output tiles): sums the partial sums and applies
-# the epilogue.
+# Split-K GEMMs (few output tiles): sums the partial sums and applies the epilogue.
 z123_shader(NAME gemm_splitk_reduce_f16 SOURCE gemm_splitk_reduce.comp DEFINES DTYPE_F16)
+# fp32 models' split-K GEMMs (portable kernel on GPUs).
+z123_shader(NAME gemm_splitk_reduce_f32 SOURCE gemm_splitk_reduce.comp)
 foreach(kind "" "_conv")
   if(kind STREQUAL "_conv")
     set(conv_def CONV)

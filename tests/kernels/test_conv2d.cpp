@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "kernels/gemm_dispatch.hpp"
 #include "reference_gemm.hpp"
 #include "support/check.hpp"
 #include "support/vk_env.hpp"
@@ -114,6 +115,13 @@ TEST_P(Conv2d, NearestUpsample2MultiTileResidualSilu) {
 // through the reduction kernel.
 TEST_P(Conv2d, SplitKSmallImageManyChannels) {
   check({2, 6, 5, 96, 200, 3, 3}, kernels::conv_pad(1), true, true, Epilogue::Silu);
+}
+// The portable kernel's split K on a conv (forced, as Linear.PortableSplitKForced): K = 864 in 3
+// ranges of 320 that cut taps in the middle of their 96 channels.
+TEST_P(Conv2d, PortableSplitKCutsTaps) {
+  kernels::detail::force_portable_split_k_for_testing(3);
+  check({2, 6, 5, 96, 20, 3, 3}, kernels::conv_pad(1), true, true, Epilogue::Silu);
+  kernels::detail::force_portable_split_k_for_testing(0);
 }
 TEST_P(Conv2d, Stride2WideTilesGelu) {
   test::ScopedEnv tile("Z123_GEMM_CM2_TILE_N", "256");

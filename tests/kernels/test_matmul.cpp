@@ -95,6 +95,27 @@ TEST_P(Linear, SplitKFewTilesLongK) {
   check({2, 3}, 1001, 130, false, true, Epilogue::Silu);
 }
 
+// The portable kernel's split K (the rule takes it on GPUs with few output tiles; forced here so
+// lavapipe covers it too): 3 ranges of K = 1001 (two of 384 and a partial one, 4-wide loads off
+// since K % 4 != 0), and 5 of K = 3000 with 4-wide loads, epilogues applied by the reduction.
+TEST_P(Linear, PortableSplitKForced) {
+  struct Force {
+    Force() { kernels::detail::force_portable_split_k_for_testing(3); }
+    ~Force() { kernels::detail::force_portable_split_k_for_testing(0); }
+  } force;
+  check({2, 3}, 1001, 130, false, true, Epilogue::Silu);
+  kernels::detail::force_portable_split_k_for_testing(5);
+  check({40}, 3000, 9, true, true, Epilogue::Gelu);
+  if (kernels_->matmul_path() == kernels::Path::Portable) { // two dispatches: partial sums, reduction
+    Tensor x = make_tensor(device(), GetParam().dtype, {40, 3000}, "x");
+    Tensor w = make_tensor(device(), GetParam().dtype, {9, 3000}, "w");
+    Tensor y = make_tensor(device(), GetParam().dtype, {40, 9}, "y");
+    vk::Recording rec(device());
+    kernels::linear(*kernels_, rec, x, w, nullptr, y);
+    EXPECT_EQ(rec.dispatch_count(), 2u);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Gemm, Linear, ::testing::ValuesIn(test::gemm_test_cases()),
                          [](const auto& param_info) { return test::gemm_case_name(param_info.param); });
 

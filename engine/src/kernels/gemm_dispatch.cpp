@@ -84,6 +84,37 @@ uint32_t split_k_count(uint64_t tiles, uint32_t K) {
   return static_cast<uint32_t>(std::max<uint64_t>(1, std::min<uint64_t>({want, K / kSplitKMinChunk, kSplitKMax})));
 }
 
+// The second dispatch of a split-K GEMM: sums the partial sums in `partial` into the output of
+// `bindings` with the epilogue.
+void record_splitk_reduce(Kernels& kernels, vk::Recording& rec, const std::vector<vk::Binding>& bindings,
+                          const vk::Buffer& partial, const GemmPush& push, DType dtype, const std::string& shape) {
+  std::vector<vk::Binding> reduce_bindings = bindings;
+  reduce_bindings[0] = vk::in(partial);
+  const uint64_t groups = div_up(uint64_t{push.M} * push.N, kReduceGroup);
+  const uint32_t rx = static_cast<uint32_t>(std::min<uint64_t>(groups, kMaxGroups));
+  rec.dispatch(kernels.pipeline(variant("gemm_splitk_reduce", dtype), 5, sizeof push), reduce_bindings, &push,
+               sizeof push, rx, static_cast<uint32_t>(div_up(groups, rx)), 1, shape);
+}
+
+// Portable kernel, split K, on GPUs: its 64-invocation workgroups leave a GPU mostly idle when
+// few output tiles run (the UNet's inner levels: 40-380 workgroups with K of 5,760-23,040, where
+// an H100 holds ~2,000 at once; profile of bench/NOTES.md session 6). K is cut so that about
+// kPortableGroupsPerUnit workgroups per compute unit run (64 units where the device does not
+// say), in ranges of kSplitKMinChunk at least. Not on CPU devices, whose few cores are busy
+// with any tile count.
+constexpr uint64_t kPortableGroupsPerUnit = 16, kPortableUnknownUnits = 64;
+uint32_t g_portable_splits = 0; // tests force a split count on any device; 0: the rule
+
+uint32_t portable_split_k_count(const Kernels& kernels, uint64_t tiles, uint32_t K) {
+  if (g_portable_splits) return std::max<uint32_t>(1, std::min(g_portable_splits, K / kSplitKAlign));
+  const auto& info = kernels.device().info();
+  if (info.type == VK_PHYSICAL_DEVICE_TYPE_CPU || tiles == 0) return 1;
+  const uint64_t target = kPortableGroupsPerUnit * (info.compute_units ? info.compute_units : kPortableUnknownUnits);
+  if (tiles * 2 >= target) return 1;
+  return static_cast<uint32_t>(
+      std::max<uint64_t>(1, std::min<uint64_t>({(target + tiles - 1) / tiles, K / kSplitKMinChunk, kSplitKMax})));
+}
+
 // A cooperative-matrix GEMM variant: the pipeline name suffix and its workgroup tile.
 struct CoopTile {
   std::string suffix;
@@ -128,6 +159,7 @@ CoopmatApi coopmat_api(const Kernels& kernels) {
 } // namespace
 
 void set_max_grid_rows_for_testing(uint32_t groups) { g_max_groups = groups ? groups : kMaxGroups; }
+void force_portable_split_k_for_testing(uint32_t splits) { g_portable_splits = splits; }
 
 KhrTiling choose_khr_tiling(uint32_t M, uint32_t N, bool conv, uint32_t sms) {
   if (sms == 0 || M < kSmallTileMinM) return KhrTiling::Default;
@@ -299,12 +331,7 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
       split_bindings[4] = vk::out(partial);
       push.m_groups_y = row_tiles;
       rec.dispatch(pipe, split_bindings, &push, sizeof push, col_tiles, row_tiles, used, shape);
-      std::vector<vk::Binding> reduce_bindings = bindings;
-      reduce_bindings[0] = vk::in(partial);
-      const uint64_t groups = div_up(uint64_t{push.M} * push.N, kReduceGroup);
-      const uint32_t rx = static_cast<uint32_t>(std::min<uint64_t>(groups, kMaxGroups));
-      rec.dispatch(kernels.pipeline(variant("gemm_splitk_reduce", x.dtype), 5, sizeof push), reduce_bindings, &push,
-                   sizeof push, rx, static_cast<uint32_t>(div_up(groups, rx)), 1, shape);
+      record_splitk_reduce(kernels, rec, bindings, partial, push, x.dtype, shape);
       return;
     }
     split_rows(row_tiles, gy, gz);
@@ -323,9 +350,23 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   uint32_t wg_m = kPortableInvocations / wg_n;
   const vk::Pipeline& pipe = kernels.pipeline(variant(base + (narrow ? "_narrow" : ""), x.dtype), 5, sizeof push,
                                               {wg_n, wg_m, run % 4 == 0 ? 1u : 0u});
-  split_rows(div_up(push.M, wg_m * rows), gy, gz);
+  const uint32_t row_tiles = div_up(push.M, wg_m * rows), col_tiles = div_up(push.N, wg_n * cols);
+  // Raw fp32 output (matmul_f32) has no epilogue to defer, and keeps one K range.
+  const uint32_t splits = p.raw_f32 ? 1 : portable_split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K);
+  if (splits > 1 && row_tiles <= g_max_groups) {
+    push.k_chunk = round_up(div_up(push.K, splits), kSplitKAlign);
+    const uint32_t used = div_up(push.K, push.k_chunk);
+    const vk::Buffer& partial = kernels.splitk_scratch(uint64_t{used} * push.M * push.N * 4);
+    std::vector<vk::Binding> split_bindings = bindings;
+    split_bindings[4] = vk::out(partial);
+    push.m_groups_y = row_tiles;
+    rec.dispatch(pipe, split_bindings, &push, sizeof push, col_tiles, row_tiles, used, shape);
+    record_splitk_reduce(kernels, rec, bindings, partial, push, x.dtype, shape);
+    return;
+  }
+  split_rows(row_tiles, gy, gz);
   push.m_groups_y = gy;
-  rec.dispatch(pipe, bindings, &push, sizeof push, div_up(push.N, wg_n * cols), gy, gz, shape);
+  rec.dispatch(pipe, bindings, &push, sizeof push, col_tiles, gy, gz, shape);
 }
 
 } // namespace z123::kernels::detail

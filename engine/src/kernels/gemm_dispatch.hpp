@@ -49,6 +49,9 @@ bool gemm_uses_coopmat2(const Kernels& kernels, DType dtype, uint32_t n);
 // Row tiles go to grid y, and to z past this many (default 65535, the Vulkan minimum limit).
 // Tests lower it to cover the y/z split with small problems; 0 restores the default.
 void set_max_grid_rows_for_testing(uint32_t groups);
+// The portable kernel splits K into this many ranges (as far as K allows) on any device, CPU
+// included, so tests cover its split-K mode on lavapipe; 0 restores the rule.
+void force_portable_split_k_for_testing(uint32_t splits);
 
 // The KHR kernel's tiling for an M x N output (a conv's or a linear layer's) on `sms` SMs: the
 // default 128 x 128, or 4-subgroup 64 x 128 / 128 x 64 tiles where those fill whole waves over
