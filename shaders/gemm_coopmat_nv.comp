@@ -31,7 +31,6 @@
 #ifndef DTYPE_F16
 #error "the cooperative-matrix GEMM is fp16 only"
 #endif
-#include "common/gemm_io.glsl"
 #include "common/coopmat.glsl"
 
 // Tile configuration (defines so that alternatives can be built and measured).
@@ -64,30 +63,9 @@
 #error "the subgroup block must be whole fragments, and its rows whole 8-column runs"
 #endif
 #define NTHREADS (WARPS_M * WARPS_N * SUBGROUP_SIZE)
-#define CHUNKS_K (BK / 8)                    // 16-byte chunks per tile row
-#define ROWS_PER_PASS (NTHREADS / CHUNKS_K)  // tile rows loaded per pass of the workgroup
-#define A_PASSES (BM / ROWS_PER_PASS)
-#if (BM % ROWS_PER_PASS) != 0
-#error "BM must be a multiple of the rows one pass of the workgroup loads"
-#endif
-// Narrow tiles (BN 16) have fewer weight rows than one pass loads: the surplus threads idle.
-#define B_PASSES ((BN + ROWS_PER_PASS - 1) / ROWS_PER_PASS)
-#if (BN % ROWS_PER_PASS) != 0
-#define B_ROW_OK(r) ((r) < BN)
-#else
-#define B_ROW_OK(r) true
-#endif
-
 layout(local_size_x = NTHREADS) in;
 layout(constant_id = 0) const bool VEC8 = false;
-
-layout(std430, binding = 0) readonly buffer XBuf8 { uvec4 x8[]; };
-layout(std430, binding = 1) readonly buffer WBuf8 { uvec4 w8[]; };
-layout(std430, binding = 2) readonly buffer BiasBuf8 { uvec4 bias8[]; };
-layout(std430, binding = 3) readonly buffer ResBuf8 { uvec4 residual8[]; };
-layout(std430, binding = 4) writeonly buffer YBuf8 { uvec4 y8[]; };
-// Split K (pc.k_chunk != 0): binding 4 is the fp32 scratch of partial sums instead of y.
-layout(std430, binding = 4) writeonly buffer YBufPartial { float y_partial[]; };
+#include "common/gemm_tile_loader.glsl"
 
 // Tiles in 16-byte units (8 halves). Rows are padded by one unit (80-byte stride) so the eight
 // 16-byte row segments a fragment load touches fall in distinct banks.
@@ -106,126 +84,12 @@ layout(std430, binding = 4) writeonly buffer YBufPartial { float y_partial[]; };
 #endif
 shared uvec4 smem[SMEM_UNITS];
 
-uint tile_m0, tile_n0;
-uvec4 ra[A_PASSES], rb[B_PASSES];
-#ifdef CONV
-ConvRow arow[A_PASSES];
-bool arow_ok[A_PASSES];
-#endif
-
-uint pack2(float a, float b) { return packFloat2x16(f16vec2(a, b)); }
-
-// Where K position k lies in the conv weight: tap (ky, kx) and input channel ci.
-struct TapPos {
-  uint ky, kx, ci;
-};
-TapPos tap_pos(uint k) {
-  uint tap = k / pc.Cin;
-  TapPos t;
-  t.ci = k - tap * pc.Cin;
-  t.ky = tap / pc.KW;
-  t.kx = tap - t.ky * pc.KW;
-  return t;
-}
-
-// 8 consecutive K elements of A row `row` (tile-relative, pass p) starting at k, zero outside.
-// t is tap_pos(k) (CONV with VEC8: computed once per step for all of a thread's rows).
-uvec4 load_a(uint p, uint row, uint k, TapPos t) {
-  uint m = tile_m0 + row;
-#ifdef CONV
-  if (!arow_ok[p] || k >= pc.K) return uvec4(0);
-  if (VEC8) {
-    int o = conv_tap_offset(arow[p], t.ky, t.kx);
-    return o < 0 ? uvec4(0) : x8[(uint(o) + t.ci) >> 3];
-  }
-  // Cin % 8 != 0 (RGB inputs, 4-channel latents): the 8 elements may span taps.
-  float v[8];
-  [[unroll]] for (uint e = 0; e < 8; ++e) {
-    v[e] = 0.0;
-    if (k + e < pc.K) {
-      TapPos te = tap_pos(k + e);
-      int o = conv_tap_offset(arow[p], te.ky, te.kx);
-      if (o >= 0) v[e] = LOAD(x[uint(o) + te.ci]);
-    }
-  }
-#else
-  if (m >= pc.M) return uvec4(0);
-  if (VEC8) return k < pc.K ? x8[(m * pc.K + k) >> 3] : uvec4(0);
-  float v[8];
-  [[unroll]] for (uint e = 0; e < 8; ++e) v[e] = k + e < pc.K ? LOAD(x[m * pc.K + k + e]) : 0.0;
-#endif
-  return uvec4(pack2(v[0], v[1]), pack2(v[2], v[3]), pack2(v[4], v[5]), pack2(v[6], v[7]));
-}
-
-// 8 consecutive K elements of weight row `row` (tile-relative) starting at k, zero outside.
-uvec4 load_b(uint row, uint k) {
-  uint n = tile_n0 + row;
-  if (n >= pc.N) return uvec4(0);
-  if (VEC8) return k < pc.K ? w8[(n * pc.K + k) >> 3] : uvec4(0);
-  float v[8];
-  [[unroll]] for (uint e = 0; e < 8; ++e) v[e] = k + e < pc.K ? LOAD(w[n * pc.K + k + e]) : 0.0;
-  return uvec4(pack2(v[0], v[1]), pack2(v[2], v[3]), pack2(v[4], v[5]), pack2(v[6], v[7]));
-}
-
-void load_tiles(uint k0) {
-  uint chunk = gl_LocalInvocationIndex % CHUNKS_K;
-  uint row = gl_LocalInvocationIndex / CHUNKS_K;
-  uint k = k0 + chunk * 8;
-  TapPos t;
-#ifdef CONV
-  if (VEC8) t = tap_pos(k);
-#endif
-  [[unroll]] for (uint p = 0; p < A_PASSES; ++p) ra[p] = load_a(p, row + p * ROWS_PER_PASS, k, t);
-  [[unroll]] for (uint p = 0; p < B_PASSES; ++p)
-    if (B_ROW_OK(row + p * ROWS_PER_PASS)) rb[p] = load_b(row + p * ROWS_PER_PASS, k);
-}
-
 void store_tiles(uint base) {
   uint chunk = gl_LocalInvocationIndex % CHUNKS_K;
   uint row = gl_LocalInvocationIndex / CHUNKS_K;
   [[unroll]] for (uint p = 0; p < A_PASSES; ++p) smem[base + (row + p * ROWS_PER_PASS) * LDS + chunk] = ra[p];
   [[unroll]] for (uint p = 0; p < B_PASSES; ++p)
     if (B_ROW_OK(row + p * ROWS_PER_PASS)) smem[base + B_BASE + (row + p * ROWS_PER_PASS) * LDS + chunk] = rb[p];
-}
-
-// Epilogue for 8 consecutive columns n .. n+7 of row m, values v (fp32).
-void store8(uint m, uint n, float v[8]) {
-  if (m >= pc.M) return;
-  if (pc.k_chunk != 0u) { // split K: raw partial sums, the reduce kernel does the epilogue
-    uint base = (gl_WorkGroupID.z * pc.M + m) * pc.N + n;
-    [[unroll]] for (uint e = 0; e < 8; ++e)
-      if (n + e < pc.N) y_partial[base + e] = v[e];
-    return;
-  }
-  bool vec = (pc.N & 7u) == 0u && n + 8 <= pc.N;
-  if (!vec) {
-    [[unroll]] for (uint e = 0; e < 8; ++e)
-      if (n + e < pc.N) y[m * pc.N + n + e] = STORE(gemm_epilogue(v[e], m, n + e));
-    return;
-  }
-  if ((pc.flags & GEMM_HAS_BIAS) != 0u) {
-    uvec4 b = bias8[n >> 3];
-    [[unroll]] for (uint e = 0; e < 8; e += 2) {
-      vec2 f = vec2(unpackFloat2x16(b[e >> 1]));
-      v[e] += f.x;
-      v[e + 1] += f.y;
-    }
-  }
-  uint act = pc.flags >> GEMM_ACT_SHIFT;
-  [[unroll]] for (uint e = 0; e < 8; ++e) {
-    if (act == GEMM_ACT_GELU) v[e] = 0.5 * v[e] * (1.0 + gemm_erf(v[e] * 0.70710678118654752));
-    else if (act == GEMM_ACT_SILU) v[e] = v[e] / (1.0 + exp(-v[e]));
-  }
-  uint idx = (m * pc.N + n) >> 3;
-  if ((pc.flags & GEMM_HAS_RESIDUAL) != 0u) {
-    uvec4 r = residual8[idx];
-    [[unroll]] for (uint e = 0; e < 8; e += 2) {
-      vec2 f = vec2(unpackFloat2x16(r[e >> 1]));
-      v[e] += f.x;
-      v[e + 1] += f.y;
-    }
-  }
-  y8[idx] = uvec4(pack2(v[0], v[1]), pack2(v[2], v[3]), pack2(v[4], v[5]), pack2(v[6], v[7]));
 }
 
 void main() {
@@ -240,16 +104,7 @@ void main() {
   uint warp = gl_SubgroupID;
   uint warp_m = warp / WARPS_N, warp_n = warp % WARPS_N;
 
-#ifdef CONV
-  {
-    uint row = gl_LocalInvocationIndex / CHUNKS_K;
-    [[unroll]] for (uint p = 0; p < A_PASSES; ++p) {
-      uint m = tile_m0 + row + p * ROWS_PER_PASS;
-      arow_ok[p] = m < pc.M;
-      arow[p] = conv_row(min(m, pc.M - 1));
-    }
-  }
-#endif
+  init_tile_rows();
 
   CM_F32ACC acc[FM][FN];
   [[unroll]] for (int i = 0; i < FM; ++i)

@@ -85,3 +85,7 @@ foreach(kind "" "_conv")
               DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BM=64 WARPS_M=1 WARPS_N=4 BK=32 REQUIRES KHR_COOPMAT
               TARGET_ENV vulkan1.3)
 endforeach()
+# Tiled portable kernel (gemm_tiled.comp): fp16 GEMMs and convs on GPUs without a usable
+# cooperative-matrix path (gemm_dispatch.cpp use_tiled_portable).
+z123_shader(NAME gemm_tiled_f16 SOURCE gemm_tiled.comp DEFINES DTYPE_F16)
+z123_shader(NAME gemm_conv_tiled_f16 SOURCE gemm_tiled.comp DEFINES DTYPE_F16 CONV)

@@ -116,6 +116,17 @@ TEST_P(Linear, PortableSplitKForced) {
   }
 }
 
+// The tiled portable kernel (gemm_tiled.comp: fp16 on GPUs; forced here so lavapipe covers it):
+// partial tiles in M and N, K % 8 != 0 (element-wise gathers) and K % 16 != 0 with 16-byte loads,
+// a multi-tile problem, and few tiles with a long K (split K, epilogue in the reduction).
+TEST_P(Linear, TiledPortableKernel) {
+  test::ScopedEnv tiled("Z123_PORTABLE_GEMM", "tiled");
+  check({37}, 45, 33, true, false, Epilogue::Gelu);
+  check({2, 50}, 96, 72, true, true, Epilogue::None);
+  check({300}, 136, 260, true, true, Epilogue::Silu);
+  check({40}, 3000, 200, true, true, Epilogue::Gelu);
+}
+
 INSTANTIATE_TEST_SUITE_P(Gemm, Linear, ::testing::ValuesIn(test::gemm_test_cases()),
                          [](const auto& param_info) { return test::gemm_case_name(param_info.param); });
 

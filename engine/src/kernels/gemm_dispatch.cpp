@@ -115,6 +115,45 @@ uint32_t portable_split_k_count(const Kernels& kernels, uint64_t tiles, uint32_t
       std::max<uint64_t>(1, std::min<uint64_t>({(target + tiles - 1) / tiles, K / kSplitKMinChunk, kSplitKMax})));
 }
 
+// Records a GEMM over row_tiles x col_tiles workgroups: with splits > 1, K cut into ranges run
+// side by side (grid z) into fp32 partial sums, then their sum with the epilogue applied
+// (few output tiles: the UNet's inner levels, M of 128-1,200 rows with K up to 23,040); else
+// one dispatch with the row tiles spread over grid y and z.
+void record_tiles(Kernels& kernels, vk::Recording& rec, const vk::Pipeline& pipe,
+                  const std::vector<vk::Binding>& bindings, GemmPush push, uint32_t row_tiles, uint32_t col_tiles,
+                  uint32_t splits, DType dtype, const std::string& shape) {
+  if (splits > 1 && row_tiles <= g_max_groups) {
+    push.k_chunk = round_up(div_up(push.K, splits), kSplitKAlign);
+    const uint32_t used = div_up(push.K, push.k_chunk);
+    const vk::Buffer& partial = kernels.splitk_scratch(uint64_t{used} * push.M * push.N * 4);
+    std::vector<vk::Binding> split_bindings = bindings;
+    split_bindings[4] = vk::out(partial);
+    push.m_groups_y = row_tiles;
+    rec.dispatch(pipe, split_bindings, &push, sizeof push, col_tiles, row_tiles, used, shape);
+    record_splitk_reduce(kernels, rec, bindings, partial, push, dtype, shape);
+    return;
+  }
+  uint32_t gy = 0, gz = 0;
+  split_rows(row_tiles, gy, gz);
+  push.m_groups_y = gy;
+  rec.dispatch(pipe, bindings, &push, sizeof push, col_tiles, gy, gz, shape);
+}
+
+// The tiled portable kernel's square tile (BM = BN in gemm_tiled.comp), and the narrowest output
+// it takes (narrower ones keep the plain kernel's 4 x 4 or 8 x 8 blocks).
+constexpr uint32_t kTiledTile = 128, kTiledMinN = 32;
+
+bool use_tiled_portable(const Kernels& kernels, DType dtype, uint32_t n, bool raw_f32) {
+  if (dtype != DType::F16 || raw_f32 || n < kTiledMinN) return false;
+  const char* forced = std::getenv("Z123_PORTABLE_GEMM");
+  if (forced && *forced) {
+    const std::string f = forced;
+    if (f != "tiled" && f != "plain") throw invalid_argument("Z123_PORTABLE_GEMM=" + f + ": expected tiled or plain");
+    return f == "tiled";
+  }
+  return kernels.device().info().type != VK_PHYSICAL_DEVICE_TYPE_CPU;
+}
+
 // A cooperative-matrix GEMM variant: the pipeline name suffix and its workgroup tile.
 struct CoopTile {
   std::string suffix;
@@ -320,23 +359,20 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     const vk::Pipeline& pipe = kernels.pipeline(variant(base + cm.api + tile.suffix + cm.shape, x.dtype), 5,
                                                 sizeof push, {run % 8 == 0 ? 1u : 0u}, cm.subgroup);
     const uint32_t row_tiles = div_up(push.M, tile.m), col_tiles = div_up(push.N, tile.n);
-    const uint32_t splits = split_k_count(uint64_t{row_tiles} * col_tiles, push.K);
-    if (splits > 1 && row_tiles <= g_max_groups) {
-      // Few output tiles (the UNet's innermost levels: M of 128-300 rows, K up to 23,040): K is
-      // cut into `splits` ranges run side by side, then summed with the epilogue applied.
-      push.k_chunk = round_up(div_up(push.K, splits), kSplitKAlign);
-      const uint32_t used = div_up(push.K, push.k_chunk);
-      const vk::Buffer& partial = kernels.splitk_scratch(uint64_t{used} * push.M * push.N * 4);
-      std::vector<vk::Binding> split_bindings = bindings;
-      split_bindings[4] = vk::out(partial);
-      push.m_groups_y = row_tiles;
-      rec.dispatch(pipe, split_bindings, &push, sizeof push, col_tiles, row_tiles, used, shape);
-      record_splitk_reduce(kernels, rec, bindings, partial, push, x.dtype, shape);
-      return;
-    }
-    split_rows(row_tiles, gy, gz);
-    push.m_groups_y = gy;
-    rec.dispatch(pipe, bindings, &push, sizeof push, col_tiles, gy, gz, shape);
+    record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles,
+                 split_k_count(uint64_t{row_tiles} * col_tiles, push.K), x.dtype, shape);
+    return;
+  }
+
+  // Tiled portable kernel (gemm_tiled.comp) for fp16 on GPUs: shared-memory tiles where the plain
+  // kernel reads every operand from global memory itself (made for CPU devices, whose caches do
+  // that staging). Z123_PORTABLE_GEMM=tiled|plain forces either (tests, measurements).
+  if (use_tiled_portable(kernels, x.dtype, push.N, p.raw_f32)) {
+    const vk::Pipeline& pipe =
+        kernels.pipeline(variant(base + "_tiled", x.dtype), 5, sizeof push, {run % 8 == 0 ? 1u : 0u});
+    const uint32_t row_tiles = div_up(push.M, kTiledTile), col_tiles = div_up(push.N, kTiledTile);
+    record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles,
+                 split_k_count(uint64_t{row_tiles} * col_tiles, push.K), x.dtype, shape);
     return;
   }
 
@@ -353,20 +389,7 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   const uint32_t row_tiles = div_up(push.M, wg_m * rows), col_tiles = div_up(push.N, wg_n * cols);
   // Raw fp32 output (matmul_f32) has no epilogue to defer, and keeps one K range.
   const uint32_t splits = p.raw_f32 ? 1 : portable_split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K);
-  if (splits > 1 && row_tiles <= g_max_groups) {
-    push.k_chunk = round_up(div_up(push.K, splits), kSplitKAlign);
-    const uint32_t used = div_up(push.K, push.k_chunk);
-    const vk::Buffer& partial = kernels.splitk_scratch(uint64_t{used} * push.M * push.N * 4);
-    std::vector<vk::Binding> split_bindings = bindings;
-    split_bindings[4] = vk::out(partial);
-    push.m_groups_y = row_tiles;
-    rec.dispatch(pipe, split_bindings, &push, sizeof push, col_tiles, row_tiles, used, shape);
-    record_splitk_reduce(kernels, rec, bindings, partial, push, x.dtype, shape);
-    return;
-  }
-  split_rows(row_tiles, gy, gz);
-  push.m_groups_y = gy;
-  rec.dispatch(pipe, bindings, &push, sizeof push, col_tiles, gy, gz, shape);
+  record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles, splits, x.dtype, shape);
 }
 
 } // namespace z123::kernels::detail

@@ -1,0 +1,114 @@
+#version 450
+// Tiled GEMM for GPUs without (usable) matrix units: fp16 storage, fp32 arithmetic, no subgroup
+// operations, any subgroup width. A workgroup of TX x TY invocations computes a BM x BN tile of y;
+// each invocation owns TM x TN outputs at rows ty + TY i and columns tx + TX j (interleaved, so a
+// subgroup's shared-memory reads are broadcasts or fall in distinct banks). The A and W tiles go
+// through shared memory as fp32, converted once when stored, BK deep, and are read as vec4 along
+// K: per 4 K steps an invocation loads TM + TN vec4 for TM * TN * 4 multiply-adds (1 : 16 at
+// 8 x 8), where the plain portable kernel (gemm.comp) reads every operand from global memory
+// itself. The next K step's tiles load into registers while this one is multiplied
+// (common/gemm_tile_loader.glsl, shared with the cooperative-matrix kernel, as are split K and
+// the conv loader). 20 KiB of shared memory at the default tiling: fits every device.
+// Defines: DTYPE_F16 (required), CONV; BM, BN, BK, TX, TY (TM = BM / TY, TN = BN / TX).
+#extension GL_EXT_control_flow_attributes : require
+
+#ifndef DTYPE_F16
+#error "the tiled GEMM is fp16 only (fp32 models keep gemm.comp)"
+#endif
+#ifndef BM
+#define BM 128
+#endif
+#ifndef BN
+#define BN 128
+#endif
+#ifndef BK
+#define BK 16
+#endif
+#ifndef TX
+#define TX 16
+#endif
+#ifndef TY
+#define TY 16
+#endif
+#define NTHREADS (TX * TY)
+#define TM (BM / TY)
+#define TN (BN / TX)
+#if (BM % TY) != 0 || (BN % TX) != 0 || (BK % 8) != 0
+#error "tile sizes must divide among the invocations, and BK be whole 8-element chunks"
+#endif
+
+layout(local_size_x = NTHREADS) in;
+layout(constant_id = 0) const bool VEC8 = false;
+#include "common/gemm_tile_loader.glsl"
+
+#define LDV (BK / 4 + 1) // vec4 per tile row, one of padding
+shared vec4 a_sh[BM * LDV];
+shared vec4 b_sh[BN * LDV];
+
+void store_tiles() {
+  uint chunk = gl_LocalInvocationIndex % CHUNKS_K;
+  uint row = gl_LocalInvocationIndex / CHUNKS_K;
+  [[unroll]] for (uint p = 0; p < A_PASSES; ++p) {
+    uint at = (row + p * ROWS_PER_PASS) * LDV + chunk * 2;
+    a_sh[at] = vec4(unpackHalf2x16(ra[p].x), unpackHalf2x16(ra[p].y));
+    a_sh[at + 1] = vec4(unpackHalf2x16(ra[p].z), unpackHalf2x16(ra[p].w));
+  }
+  [[unroll]] for (uint p = 0; p < B_PASSES; ++p) {
+    if (!B_ROW_OK(row + p * ROWS_PER_PASS)) continue;
+    uint at = (row + p * ROWS_PER_PASS) * LDV + chunk * 2;
+    b_sh[at] = vec4(unpackHalf2x16(rb[p].x), unpackHalf2x16(rb[p].y));
+    b_sh[at + 1] = vec4(unpackHalf2x16(rb[p].z), unpackHalf2x16(rb[p].w));
+  }
+}
+
+void main() {
+  // With split K, z is the K range, and the few row tiles all fit in y.
+  const bool split = pc.k_chunk != 0u;
+  uint m_tile = split ? gl_WorkGroupID.y : gemm_m_tile();
+  uint k_begin = split ? gl_WorkGroupID.z * pc.k_chunk : 0u;
+  uint k_end = split ? min(pc.K, k_begin + pc.k_chunk) : pc.K;
+  tile_m0 = m_tile * BM;
+  tile_n0 = gl_WorkGroupID.x * BN;
+  if (tile_m0 >= pc.M) return; // whole workgroup leaves together: barriers stay uniform
+  init_tile_rows();
+  const uint tx = gl_LocalInvocationIndex % TX, ty = gl_LocalInvocationIndex / TX;
+
+  float acc[TM][TN];
+  [[unroll]] for (uint i = 0; i < TM; ++i)
+    [[unroll]] for (uint j = 0; j < TN; ++j) acc[i][j] = 0.0;
+
+  // k_chunk is a multiple of BK, so a K step never straddles two ranges; loads zero-fill past K.
+  load_tiles(k_begin);
+  for (uint k0 = k_begin; k0 < k_end; k0 += BK) {
+    store_tiles();
+    barrier();
+    if (k0 + BK < k_end) load_tiles(k0 + BK); // in flight during the arithmetic below
+    [[unroll]] for (uint k4 = 0; k4 < BK / 4; ++k4) {
+      vec4 a[TM], b[TN];
+      [[unroll]] for (uint i = 0; i < TM; ++i) a[i] = a_sh[(ty + TY * i) * LDV + k4];
+      [[unroll]] for (uint j = 0; j < TN; ++j) b[j] = b_sh[(tx + TX * j) * LDV + k4];
+      [[unroll]] for (uint i = 0; i < TM; ++i)
+        [[unroll]] for (uint j = 0; j < TN; ++j) {
+          float s = fma(a[i].x, b[j].x, acc[i][j]);
+          s = fma(a[i].y, b[j].y, s);
+          s = fma(a[i].z, b[j].z, s);
+          acc[i][j] = fma(a[i].w, b[j].w, s);
+        }
+    }
+    barrier(); // the next store overwrites the tiles
+  }
+
+  // The epilogue runs as a rolled loop over a flat copy (as in gemm.comp): its code (bias,
+  // erf/exp, residual) is emitted once instead of TM * TN times.
+  float vals[TM * TN];
+  [[unroll]] for (uint i = 0; i < TM; ++i)
+    [[unroll]] for (uint j = 0; j < TN; ++j) vals[i * TN + j] = acc[i][j];
+  [[dont_unroll]] for (uint e = 0; e < TM * TN; ++e) {
+    uint m = tile_m0 + ty + TY * (e / TN), n = tile_n0 + tx + TX * (e % TN);
+    if (m >= pc.M || n >= pc.N) continue;
+    if (split)
+      y_partial[(gl_WorkGroupID.z * pc.M + m) * pc.N + n] = vals[e];
+    else
+      y[m * pc.N + n] = STORE(gemm_epilogue(vals[e], m, n));
+  }
+}
