@@ -86,6 +86,14 @@ foreach(kind "" "_conv")
               TARGET_ENV vulkan1.3)
 endforeach()
 # Tiled portable kernel (gemm_tiled.comp): fp16 GEMMs and convs on GPUs without a usable
-# cooperative-matrix path (gemm_dispatch.cpp use_tiled_portable).
-z123_shader(NAME gemm_tiled_f16 SOURCE gemm_tiled.comp DEFINES DTYPE_F16)
-z123_shader(NAME gemm_conv_tiled_f16 SOURCE gemm_tiled.comp DEFINES DTYPE_F16 CONV)
+# cooperative-matrix path (gemm_dispatch.cpp use_tiled_portable): 128 x 128 tiles (8 x 8 per
+# invocation, 16-deep K steps), and 64 x 64 ones (4 x 4, 32-deep) where those still fill a wave.
+foreach(kind "" "_conv")
+  if(kind STREQUAL "_conv")
+    set(conv_def CONV)
+  else()
+    set(conv_def "")
+  endif()
+  z123_shader(NAME gemm${kind}_tiled_f16 SOURCE gemm_tiled.comp DEFINES DTYPE_F16 ${conv_def})
+  z123_shader(NAME gemm${kind}_tiled_t64_f16 SOURCE gemm_tiled.comp DEFINES DTYPE_F16 ${conv_def} BM=64 BN=64 BK=32)
+endforeach()

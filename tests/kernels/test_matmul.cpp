@@ -120,11 +120,14 @@ TEST_P(Linear, PortableSplitKForced) {
 // partial tiles in M and N, K % 8 != 0 (element-wise gathers) and K % 16 != 0 with 16-byte loads,
 // a multi-tile problem, and few tiles with a long K (split K, epilogue in the reduction).
 TEST_P(Linear, TiledPortableKernel) {
-  test::ScopedEnv tiled("Z123_PORTABLE_GEMM", "tiled");
-  check({37}, 45, 33, true, false, Epilogue::Gelu);
-  check({2, 50}, 96, 72, true, true, Epilogue::None);
-  check({300}, 136, 260, true, true, Epilogue::Silu);
-  check({40}, 3000, 200, true, true, Epilogue::Gelu);
+  for (const char* tiles : {"tiled", "tiled64"}) { // 128 x 128 and 64 x 64 tiles
+    SCOPED_TRACE(tiles);
+    test::ScopedEnv tiled("Z123_PORTABLE_GEMM", tiles);
+    check({37}, 45, 33, true, false, Epilogue::Gelu);
+    check({2, 50}, 96, 72, true, true, Epilogue::None);
+    check({300}, 136, 260, true, true, Epilogue::Silu);
+    check({40}, 3000, 200, true, true, Epilogue::Gelu);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Gemm, Linear, ::testing::ValuesIn(test::gemm_test_cases()),

@@ -139,17 +139,31 @@ void record_tiles(Kernels& kernels, vk::Recording& rec, const vk::Pipeline& pipe
   rec.dispatch(pipe, bindings, &push, sizeof push, col_tiles, gy, gz, shape);
 }
 
-// The tiled portable kernel's square tile (BM = BN in gemm_tiled.comp), and the narrowest output
+// The tiled portable kernel's square tiles (BM = BN in gemm_tiled.comp), and the narrowest output
 // it takes (narrower ones keep the plain kernel's 4 x 4 or 8 x 8 blocks).
-constexpr uint32_t kTiledTile = 128, kTiledMinN = 32;
+constexpr uint32_t kTiledTile = 128, kTiledSmallTile = 64, kTiledMinN = 32;
+
+// 64 x 64 tiles (4 x 4 per invocation, 32-deep K steps) where 128 x 128 ones would fill at
+// least a wave of compute units; measured on an H100 (bench/NOTES.md session 6) they ran the
+// level-0 and level-1 shapes 15-20% faster (19200x320x2880 1.32 against 1.57 ms, 4800x640x5760
+// 1.31 against 1.55) and the 100-tile level-2 ones 13% slower. 128 x 128 where the device does
+// not tell its compute units.
+uint32_t tiled_portable_tile(const Kernels& kernels, uint32_t M, uint32_t N) {
+  const char* forced = std::getenv("Z123_PORTABLE_GEMM");
+  if (forced && std::string(forced) == "tiled64") return kTiledSmallTile;
+  const uint32_t units = kernels.device().info().compute_units;
+  const uint64_t big = uint64_t{div_up(M, kTiledTile)} * div_up(N, kTiledTile);
+  return units && big >= units ? kTiledSmallTile : kTiledTile;
+}
 
 bool use_tiled_portable(const Kernels& kernels, DType dtype, uint32_t n, bool raw_f32) {
   if (dtype != DType::F16 || raw_f32 || n < kTiledMinN) return false;
   const char* forced = std::getenv("Z123_PORTABLE_GEMM");
   if (forced && *forced) {
     const std::string f = forced;
-    if (f != "tiled" && f != "plain") throw invalid_argument("Z123_PORTABLE_GEMM=" + f + ": expected tiled or plain");
-    return f == "tiled";
+    if (f != "tiled" && f != "tiled64" && f != "plain")
+      throw invalid_argument("Z123_PORTABLE_GEMM=" + f + ": expected tiled, tiled64 or plain");
+    return f != "plain";
   }
   return kernels.device().info().type != VK_PHYSICAL_DEVICE_TYPE_CPU;
 }
@@ -366,11 +380,12 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
 
   // Tiled portable kernel (gemm_tiled.comp) for fp16 on GPUs: shared-memory tiles where the plain
   // kernel reads every operand from global memory itself (made for CPU devices, whose caches do
-  // that staging). Z123_PORTABLE_GEMM=tiled|plain forces either (tests, measurements).
+  // that staging). Z123_PORTABLE_GEMM=tiled|tiled64|plain forces one (tests, measurements).
   if (use_tiled_portable(kernels, x.dtype, push.N, p.raw_f32)) {
-    const vk::Pipeline& pipe =
-        kernels.pipeline(variant(base + "_tiled", x.dtype), 5, sizeof push, {run % 8 == 0 ? 1u : 0u});
-    const uint32_t row_tiles = div_up(push.M, kTiledTile), col_tiles = div_up(push.N, kTiledTile);
+    const uint32_t tile = tiled_portable_tile(kernels, push.M, push.N);
+    const vk::Pipeline& pipe = kernels.pipeline(variant(base + (tile == kTiledTile ? "_tiled" : "_tiled_t64"), x.dtype),
+                                                5, sizeof push, {run % 8 == 0 ? 1u : 0u});
+    const uint32_t row_tiles = div_up(push.M, tile), col_tiles = div_up(push.N, tile);
     record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles,
                  split_k_count(uint64_t{row_tiles} * col_tiles, push.K), x.dtype, shape);
     return;
