@@ -27,6 +27,11 @@ foreach(kind "" "_conv")
   else()
     set(conv_def "")
   endif()
+  # Tiled portable kernel (gemm_tiled.comp): fp16 GEMMs and convs on GPUs without a usable
+  # cooperative-matrix path (gemm_dispatch.cpp use_tiled_portable): 128 x 128 tiles (8 x 8 per
+  # invocation, 16-deep K steps), and 64 x 64 ones (4 x 4, 32-deep) where those still fill a wave.
+  z123_shader(NAME gemm${kind}_tiled_f16 SOURCE gemm_tiled.comp DEFINES DTYPE_F16 ${conv_def})
+  z123_shader(NAME gemm${kind}_tiled_t64_f16 SOURCE gemm_tiled.comp DEFINES DTYPE_F16 ${conv_def} BM=64 BN=64 BK=32)
   z123_shader(NAME gemm${kind}_nv_f16 SOURCE gemm_coopmat_nv.comp DEFINES DTYPE_F16 ${conv_def}
               REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
   # N <= 16 (conv_out to RGB, latent convs): 128 x 16 tiles, one 16 x 16 fragment per subgroup.
@@ -84,16 +89,4 @@ foreach(kind "" "_conv")
   z123_shader(NAME gemm${kind}_khr_t64x128_f16 SOURCE gemm_coopmat_nv.comp
               DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BM=64 WARPS_M=1 WARPS_N=4 BK=32 REQUIRES KHR_COOPMAT
               TARGET_ENV vulkan1.3)
-endforeach()
-# Tiled portable kernel (gemm_tiled.comp): fp16 GEMMs and convs on GPUs without a usable
-# cooperative-matrix path (gemm_dispatch.cpp use_tiled_portable): 128 x 128 tiles (8 x 8 per
-# invocation, 16-deep K steps), and 64 x 64 ones (4 x 4, 32-deep) where those still fill a wave.
-foreach(kind "" "_conv")
-  if(kind STREQUAL "_conv")
-    set(conv_def CONV)
-  else()
-    set(conv_def "")
-  endif()
-  z123_shader(NAME gemm${kind}_tiled_f16 SOURCE gemm_tiled.comp DEFINES DTYPE_F16 ${conv_def})
-  z123_shader(NAME gemm${kind}_tiled_t64_f16 SOURCE gemm_tiled.comp DEFINES DTYPE_F16 ${conv_def} BM=64 BN=64 BK=32)
 endforeach()
