@@ -15,24 +15,10 @@
 //
 // Splitting D keeps a 512-wide head (VAE mid attention) inside a small register budget and the
 // K/V tiles inside 32 KiB of shared memory; D = 64/80 use DSPLIT = 1.
-//
-// ATTN_QPT > 1 (queries per invocation; the GPU variant of D = 64 takes 2 with DSPLIT = 2): each
-// key and value vec4 read from shared memory then feeds QPT queries. With one query per
-// invocation a read feeds 4 multiply-adds, so the kernel is bound by shared-memory issue at about
-// a quarter of the arithmetic rate (bench/NOTES.md session 6). An invocation's queries are
-// qslot + r * QB / QPT.
 
-#ifndef ATTN_QPT
-#define ATTN_QPT 1
-#endif
 #define DV4 (D / 4)             // vec4 columns per head row
 #define NV4 (DV4 / ATTN_DSPLIT) // vec4 columns owned by one invocation
-#define QSLOTS (ATTN_QB / ATTN_QPT)
-#define WG (QSLOTS * ATTN_DSPLIT)
-#define SROW (ATTN_QB * ATTN_DSPLIT) // partial scores per key: one per query and part
-#if (ATTN_QB % ATTN_QPT) != 0
-#error ATTN_QB must be a multiple of ATTN_QPT
-#endif
+#define WG (ATTN_QB * ATTN_DSPLIT)
 
 #if (DV4 % ATTN_DSPLIT) != 0 || (D % 4) != 0
 #error HEAD_DIM must be a multiple of 4 * ATTN_DSPLIT
@@ -49,7 +35,7 @@ layout(std430, binding = 5) writeonly buffer OBuf { STORE_T o_buf[]; };
 
 shared vec4 k_sh[ATTN_BK * DV4];
 shared vec4 v_sh[ATTN_BK * DV4];
-shared float s_sh[ATTN_BK * SROW]; // (partial) scores of the tile, [key][query][part]
+shared float s_sh[ATTN_BK * WG]; // (partial) scores of the tile, [key][invocation]
 
 // Masked scores: far below any real score, so exp2(masked - max) is exactly 0 without a branch,
 // yet finite, so the running max never meets inf - inf.
@@ -83,38 +69,29 @@ void load_kv_tile(uint b, uint h, uint t0, uint nkt) {
 float score(uint jj, uint j, uint qi, uint qlocal, uint nkt) {
   if (j >= nkt || (pc.causal != 0 && j > qi)) return MASKED;
   float sum = 0.0;
-  [[unroll]] for (uint p = 0; p < ATTN_DSPLIT; ++p) sum += s_sh[jj * SROW + qlocal * ATTN_DSPLIT + p];
+  [[unroll]] for (uint p = 0; p < ATTN_DSPLIT; ++p) sum += s_sh[jj * WG + qlocal * ATTN_DSPLIT + p];
   return sum;
 }
 
 void main() {
   const uint b = gl_WorkGroupID.z, h = gl_WorkGroupID.y;
   const uint tid = gl_LocalInvocationIndex;
-  const uint qslot = tid / ATTN_DSPLIT, part = tid % ATTN_DSPLIT;
+  const uint qlocal = tid / ATTN_DSPLIT, part = tid % ATTN_DSPLIT;
   const uint q0 = gl_WorkGroupID.x * ATTN_QB;
+  const uint qi = q0 + qlocal;
+  const bool q_valid = qi < pc.nq;
   const uint nkt = pc.nk + pc.nk2;
-  uint qlocal[ATTN_QPT], qi[ATTN_QPT];
-  [[unroll]] for (uint r = 0; r < ATTN_QPT; ++r) {
-    qlocal[r] = qslot + r * QSLOTS;
-    qi[r] = q0 + qlocal[r];
+
+  // The query slice, pre-multiplied by scale*log2(e) so scores come out in the exp2 domain.
+  vec4 q[NV4];
+  [[unroll]] for (uint k = 0; k < NV4; ++k) {
+    uint c = (k * ATTN_DSPLIT + part) * 4;
+    q[k] = q_valid ? LOAD4(q_buf, (b * pc.nq + qi) * pc.q_stride + pc.q_off + h * D + c) * pc.scale_log2 : vec4(0);
   }
 
-  // The query slices, pre-multiplied by scale*log2(e) so scores come out in the exp2 domain.
-  vec4 q[ATTN_QPT][NV4];
-  [[unroll]] for (uint r = 0; r < ATTN_QPT; ++r)
-    [[unroll]] for (uint k = 0; k < NV4; ++k) {
-      uint c = (k * ATTN_DSPLIT + part) * 4;
-      q[r][k] = qi[r] < pc.nq ? LOAD4(q_buf, (b * pc.nq + qi[r]) * pc.q_stride + pc.q_off + h * D + c) * pc.scale_log2
-                              : vec4(0);
-    }
-
-  vec4 acc[ATTN_QPT][NV4];
-  float m[ATTN_QPT], l[ATTN_QPT];
-  [[unroll]] for (uint r = 0; r < ATTN_QPT; ++r) {
-    [[unroll]] for (uint k = 0; k < NV4; ++k) acc[r][k] = vec4(0);
-    m[r] = M_INIT;
-    l[r] = 0.0;
-  }
+  vec4 acc[NV4];
+  [[unroll]] for (uint k = 0; k < NV4; ++k) acc[k] = vec4(0);
+  float m = M_INIT, l = 0.0;
 
   // With the causal mask no query of this block sees keys past its last query.
   const uint kend = pc.causal != 0 ? min(nkt, q0 + ATTN_QB) : nkt;
@@ -123,57 +100,40 @@ void main() {
     load_kv_tile(b, h, t0, nkt);
     barrier();
 
-    // Pass 1: (partial) scores into shared memory, [key][query][part].
+    // Pass 1: (partial) scores into shared memory, [key][invocation] so a warp writes one row.
     [[dont_unroll]] for (uint jj = 0; jj < ATTN_BK; ++jj) {
-      vec4 d4[ATTN_QPT];
-      [[unroll]] for (uint r = 0; r < ATTN_QPT; ++r) d4[r] = vec4(0);
-      [[unroll]] for (uint k = 0; k < NV4; ++k) {
-        vec4 kv = k_sh[jj * DV4 + k * ATTN_DSPLIT + part];
-        [[unroll]] for (uint r = 0; r < ATTN_QPT; ++r) d4[r] += q[r][k] * kv;
-      }
-      [[unroll]] for (uint r = 0; r < ATTN_QPT; ++r)
-        s_sh[jj * SROW + qlocal[r] * ATTN_DSPLIT + part] = (d4[r].x + d4[r].y) + (d4[r].z + d4[r].w);
+      vec4 d4 = vec4(0);
+      [[unroll]] for (uint k = 0; k < NV4; ++k) d4 += q[k] * k_sh[jj * DV4 + k * ATTN_DSPLIT + part];
+      s_sh[jj * WG + tid] = (d4.x + d4.y) + (d4.z + d4.w);
     }
 #if ATTN_DSPLIT > 1
     barrier(); // the partials of the other invocations of this query
 #endif
 
     // Pass 2: tile maximum. Pass 3: weights and P·V, one rescale of the accumulator per tile.
-    float mt[ATTN_QPT];
-    [[unroll]] for (uint r = 0; r < ATTN_QPT; ++r) {
-      mt[r] = m[r];
-      [[dont_unroll]] for (uint jj = 0; jj < ATTN_BK; ++jj)
-        mt[r] = max(mt[r], score(jj, t0 + jj, qi[r], qlocal[r], nkt));
-      float alpha = exp2(m[r] - mt[r]);
-      l[r] *= alpha;
-      [[unroll]] for (uint k = 0; k < NV4; ++k) acc[r][k] *= alpha;
-      m[r] = mt[r];
-    }
+    float mt = m;
+    [[dont_unroll]] for (uint jj = 0; jj < ATTN_BK; ++jj) mt = max(mt, score(jj, t0 + jj, qi, qlocal, nkt));
+    float alpha = exp2(m - mt);
+    l *= alpha;
+    [[unroll]] for (uint k = 0; k < NV4; ++k) acc[k] *= alpha;
     [[dont_unroll]] for (uint jj = 0; jj < ATTN_BK; ++jj) {
-      float p[ATTN_QPT];
-      [[unroll]] for (uint r = 0; r < ATTN_QPT; ++r) {
-        p[r] = exp2(score(jj, t0 + jj, qi[r], qlocal[r], nkt) - mt[r]);
-        l[r] += p[r];
-      }
-      [[unroll]] for (uint k = 0; k < NV4; ++k) {
-        vec4 vv = v_sh[jj * DV4 + k * ATTN_DSPLIT + part];
-        [[unroll]] for (uint r = 0; r < ATTN_QPT; ++r) acc[r][k] += p[r] * vv;
-      }
+      float p = exp2(score(jj, t0 + jj, qi, qlocal, nkt) - mt);
+      l += p;
+      [[unroll]] for (uint k = 0; k < NV4; ++k) acc[k] += p * v_sh[jj * DV4 + k * ATTN_DSPLIT + part];
     }
+    m = mt;
   }
 
-  [[unroll]] for (uint r = 0; r < ATTN_QPT; ++r) {
-    if (qi[r] >= pc.nq) continue;
-    // l >= 1: the row maximum contributes exp2(0).
-    const float inv_l = 1.0 / l[r];
-    const uint obase = (b * pc.nq + qi[r]) * (pc.heads * D) + h * D;
-    [[unroll]] for (uint k = 0; k < NV4; ++k) {
-      uint c = obase + (k * ATTN_DSPLIT + part) * 4;
-      vec4 o = acc[r][k] * inv_l;
-      o_buf[c] = STORE(o.x);
-      o_buf[c + 1] = STORE(o.y);
-      o_buf[c + 2] = STORE(o.z);
-      o_buf[c + 3] = STORE(o.w);
-    }
+  if (!q_valid) return;
+  // l >= 1: the row maximum contributes exp2(0).
+  const float inv_l = 1.0 / l;
+  const uint obase = (b * pc.nq + qi) * (pc.heads * D) + h * D;
+  [[unroll]] for (uint k = 0; k < NV4; ++k) {
+    uint c = obase + (k * ATTN_DSPLIT + part) * 4;
+    vec4 o = acc[k] * inv_l;
+    o_buf[c] = STORE(o.x);
+    o_buf[c + 1] = STORE(o.y);
+    o_buf[c + 2] = STORE(o.z);
+    o_buf[c + 3] = STORE(o.w);
   }
 }

@@ -15,9 +15,6 @@ foreach(dt f32 f16)
               DEFINES HEAD_DIM=32 ATTN_DSPLIT=1 ATTN_QB=64 ATTN_BK=32 ${dt_defs})
   z123_shader(NAME attention_d64_${dt} SOURCE attention.comp
               DEFINES HEAD_DIM=64 ATTN_DSPLIT=1 ATTN_QB=64 ATTN_BK=32 ${dt_defs})
-  # GPUs: two queries per invocation, each with half the head (attention.cpp; 32 KiB shared).
-  z123_shader(NAME attention_d64_q2_${dt} SOURCE attention.comp
-              DEFINES HEAD_DIM=64 ATTN_DSPLIT=2 ATTN_QPT=2 ATTN_QB=64 ATTN_BK=32 ${dt_defs})
   z123_shader(NAME attention_d80_${dt} SOURCE attention.comp
               DEFINES HEAD_DIM=80 ATTN_DSPLIT=1 ATTN_QB=64 ATTN_BK=32 ${dt_defs})
   z123_shader(NAME attention_d512_${dt} SOURCE attention.comp

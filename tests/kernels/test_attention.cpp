@@ -272,36 +272,6 @@ TEST_F(Attention, LargeScoresStayStable) {
   check(with(big, DType::F32));
 }
 
-// The GPU variant of head size 64, two queries per invocation with half the head each (forced so
-// lavapipe covers it): a second source, fused windows, causal masking, partial query blocks (the
-// two queries of an invocation are 32 apart, so 45 and 130 queries leave some invocations with
-// one), large scores.
-TEST_F(Attention, TwoQueriesPerInvocation) {
-  test::ScopedEnv q2("Z123_PORTABLE_ATTN", "q2");
-  for (DType dt : kDtypes) {
-    Case c;
-    c.nk2 = 19;
-    check(with(c, dt));
-    Case fused;
-    fused.nq = fused.nk = 45;
-    fused.nk2 = 21;
-    fused.fused = true;
-    check(with(fused, dt));
-    Case causal;
-    causal.heads = 2;
-    causal.nq = causal.nk = 77;
-    causal.causal = true;
-    check(with(causal, dt));
-    Case blocks;
-    blocks.batch = 1;
-    blocks.heads = 1;
-    blocks.nq = 130;
-    blocks.nk = 70;
-    blocks.magnitude = 8;
-    check(with(blocks, dt));
-  }
-}
-
 TEST_F(Attention, WrongArgumentsThrow) {
   kernels::Kernels kern(device());
   auto t = [&](std::vector<int64_t> s, DType dt = DType::F32) { return make_tensor(device(), dt, s, "t"); };

@@ -152,20 +152,7 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
   const bool khr = kernels.attention_path() == Path::KhrCoopMat && kernels.khr_attention_available();
   const bool coopmat = (nv || khr) && dtype == DType::F16 && attention_coopmat_supports(head_dim) && aligned;
   const std::string base = "attention_d" + std::to_string(head_dim);
-  if (!coopmat) {
-    // Head size 64 on GPUs: two queries per invocation, so each shared-memory read of a key or
-    // value feeds twice the arithmetic (attention_portable.glsl). CPU devices keep one query per
-    // invocation, with a shorter inner loop for their compilers. Z123_PORTABLE_ATTN=q2|plain
-    // forces either (tests, measurements).
-    bool two = head_dim == 64 && kernels.device().info().type != VK_PHYSICAL_DEVICE_TYPE_CPU;
-    if (const char* f = std::getenv("Z123_PORTABLE_ATTN"); f && *f) {
-      const std::string want = f;
-      if (want != "q2" && want != "plain")
-        throw invalid_argument("Z123_PORTABLE_ATTN=" + want + ": expected q2 or plain");
-      two = want == "q2" && head_dim == 64;
-    }
-    return {variant(base + (two ? "_q2" : ""), dtype), portable_queries_per_group(head_dim), 0};
-  }
+  if (!coopmat) return {variant(base, dtype), portable_queries_per_group(head_dim), 0};
 
   // Test knob: Z123_ATTN_COOPMAT_GENERIC=1 takes the coopmat variant with the generic
   // (shared-memory) row reductions, which NVIDIA GPUs would otherwise never run.
