@@ -28,7 +28,7 @@ foreach(kind "" "_conv")
     set(conv_def "")
   endif()
   # Tiled portable kernel (gemm_tiled.comp): fp16 GEMMs and convs on GPUs without a usable
-  # cooperative-matrix path (gemm_dispatch.cpp use_tiled_portable): 128 x 128 tiles (8 x 8 per
+  # cooperative-matrix path (gemm_dispatch.cpp portable_kernel): 128 x 128 tiles (8 x 8 per
   # invocation, 16-deep K steps), and 64 x 64 ones (4 x 4, 32-deep) where those still fill a wave.
   z123_shader(NAME gemm${kind}_tiled_f16 SOURCE gemm_tiled.comp DEFINES DTYPE_F16 ${conv_def})
   z123_shader(NAME gemm${kind}_tiled_t64_f16 SOURCE gemm_tiled.comp DEFINES DTYPE_F16 ${conv_def} BM=64 BN=64 BK=32)

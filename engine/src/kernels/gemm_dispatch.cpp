@@ -143,29 +143,33 @@ void record_tiles(Kernels& kernels, vk::Recording& rec, const vk::Pipeline& pipe
 // it takes (narrower ones keep the plain kernel's 4 x 4 or 8 x 8 blocks).
 constexpr uint32_t kTiledTile = 128, kTiledSmallTile = 64, kTiledMinN = 32;
 
-// 64 x 64 tiles (4 x 4 per invocation, 32-deep K steps) where 128 x 128 ones would fill at
-// least a wave of compute units; measured on an H100 (bench/NOTES.md session 6) they ran the
-// level-0 and level-1 shapes 15-20% faster (19200x320x2880 1.32 against 1.57 ms, 4800x640x5760
-// 1.31 against 1.55) and the 100-tile level-2 ones 13% slower. 128 x 128 where the device does
-// not tell its compute units.
-uint32_t tiled_portable_tile(const Kernels& kernels, uint32_t M, uint32_t N) {
-  const char* forced = std::getenv("Z123_PORTABLE_GEMM");
-  if (forced && std::string(forced) == "tiled64") return kTiledSmallTile;
-  const uint32_t units = kernels.device().info().compute_units;
-  const uint64_t big = uint64_t{div_up(M, kTiledTile)} * div_up(N, kTiledTile);
-  return units && big >= units ? kTiledSmallTile : kTiledTile;
-}
-
-bool use_tiled_portable(const Kernels& kernels, DType dtype, uint32_t n, bool raw_f32) {
-  if (dtype != DType::F16 || raw_f32 || n < kTiledMinN) return false;
+// Which kernel fp16 GEMMs off the cooperative-matrix path take: the tiled one on GPUs, the plain
+// one on CPU devices (made for them: their caches do the staging the tiled kernel does in shared
+// memory). Z123_PORTABLE_GEMM=tiled|tiled64|plain forces one (tests, measurements).
+enum class PortableKernel { Plain, Tiled, Tiled64 };
+PortableKernel portable_kernel(const Kernels& kernels, DType dtype) {
+  if (dtype != DType::F16) return PortableKernel::Plain;
   const char* forced = std::getenv("Z123_PORTABLE_GEMM");
   if (forced && *forced) {
     const std::string f = forced;
-    if (f != "tiled" && f != "tiled64" && f != "plain")
-      throw invalid_argument("Z123_PORTABLE_GEMM=" + f + ": expected tiled, tiled64 or plain");
-    return f != "plain";
+    if (f == "tiled") return PortableKernel::Tiled;
+    if (f == "tiled64") return PortableKernel::Tiled64;
+    if (f == "plain") return PortableKernel::Plain;
+    throw invalid_argument("Z123_PORTABLE_GEMM=" + f + ": expected tiled, tiled64 or plain");
   }
-  return kernels.device().info().type != VK_PHYSICAL_DEVICE_TYPE_CPU;
+  return kernels.device().info().type == VK_PHYSICAL_DEVICE_TYPE_CPU ? PortableKernel::Plain : PortableKernel::Tiled;
+}
+
+// The tiled kernel's tile for an M x N output: 64 x 64 (4 x 4 per invocation, 32-deep K steps)
+// where 128 x 128 ones would fill at least a wave of compute units; measured on an H100
+// (bench/NOTES.md session 6) they ran the level-0 and level-1 shapes 15-20% faster
+// (19200x320x2880 1.32 against 1.57 ms, 4800x640x5760 1.31 against 1.55) and the 100-tile
+// level-2 ones 13% slower. 128 x 128 where the device does not tell its compute units.
+uint32_t tiled_portable_tile(const Kernels& kernels, PortableKernel kind, uint32_t M, uint32_t N) {
+  if (kind == PortableKernel::Tiled64) return kTiledSmallTile;
+  const uint32_t units = kernels.device().info().compute_units;
+  const uint64_t big = uint64_t{div_up(M, kTiledTile)} * div_up(N, kTiledTile);
+  return units && big >= units ? kTiledSmallTile : kTiledTile;
 }
 
 // A cooperative-matrix GEMM variant: the pipeline name suffix and its workgroup tile.
@@ -262,9 +266,15 @@ bool gemm_uses_coopmat2(const Kernels& kernels, DType dtype, uint32_t n) {
 std::string describe_route(const Kernels& kernels, DType dtype) {
   if (gemm_uses_coopmat2(kernels, dtype, kCoopNarrowN + 1))
     return "nv-coopmat2, 128 x 128 or 128 x 256 tiles (N <= 16: nv-coopmat 128 x 16)";
-  if (!gemm_uses_coopmat(kernels, dtype))
-    return std::string("portable, ") + std::to_string(kPortableRows * 8) + " x " + std::to_string(kPortableCols * 8) +
-           " tiles of " + std::to_string(kPortableRows) + " x " + std::to_string(kPortableCols) + " per invocation";
+  if (!gemm_uses_coopmat(kernels, dtype)) {
+    const std::string split =
+        kernels.device().info().type == VK_PHYSICAL_DEVICE_TYPE_CPU ? "" : ", split K for few tiles";
+    if (portable_kernel(kernels, dtype) != PortableKernel::Plain)
+      return "portable tiled, 128 x 128 or 64 x 64 tiles in shared memory (N < " + std::to_string(kTiledMinN) +
+             ": plain)" + split;
+    return "portable plain, " + std::to_string(kPortableRows) + " x " + std::to_string(kPortableCols) +
+           " outputs per invocation from global memory" + split;
+  }
   const CoopmatShape* s = kernels.khr_gemm_shape();
   if (kernels.matmul_path() != Path::KhrCoopMat || !s)
     return "nv-coopmat 16x16x16, 128 x 128 tiles (N <= 16: 128 x 16)";
@@ -378,11 +388,11 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     return;
   }
 
-  // Tiled portable kernel (gemm_tiled.comp) for fp16 on GPUs: shared-memory tiles where the plain
-  // kernel reads every operand from global memory itself (made for CPU devices, whose caches do
-  // that staging). Z123_PORTABLE_GEMM=tiled|tiled64|plain forces one (tests, measurements).
-  if (use_tiled_portable(kernels, x.dtype, push.N, p.raw_f32)) {
-    const uint32_t tile = tiled_portable_tile(kernels, push.M, push.N);
+  // Tiled portable kernel (gemm_tiled.comp) for fp16 on GPUs (portable_kernel above): shared-
+  // memory tiles where the plain kernel reads every operand from global memory itself.
+  if (const PortableKernel kind = portable_kernel(kernels, x.dtype);
+      kind != PortableKernel::Plain && !p.raw_f32 && push.N >= kTiledMinN) {
+    const uint32_t tile = tiled_portable_tile(kernels, kind, push.M, push.N);
     const vk::Pipeline& pipe = kernels.pipeline(variant(base + (tile == kTiledTile ? "_tiled" : "_tiled_t64"), x.dtype),
                                                 5, sizeof push, {run % 8 == 0 ? 1u : 0u});
     const uint32_t row_tiles = div_up(push.M, tile), col_tiles = div_up(push.N, tile);

@@ -89,7 +89,6 @@ bool shape_usable(const vk::Device& device, const CoopmatShape& s) {
   return info.has_coopmat_shape(s.m, s.n, s.k, kF16, kF16, kF32, kF32) && info.can_require_subgroup_size(s.subgroup);
 }
 
-// The first usable shape, or the one Z123_COOPMAT_SHAPE names (throws where the device lacks it).
 } // namespace
 
 bool coopmat_emulated(const vk::DeviceInfo& info) {
@@ -100,25 +99,26 @@ bool coopmat_emulated(const vk::DeviceInfo& info) {
 
 namespace {
 
+// The first usable shape, or the one Z123_COOPMAT_SHAPE names (throws where the device lacks it).
 const CoopmatShape* choose_khr_shape(const vk::Device& device) {
-  const char* forced = std::getenv("Z123_COOPMAT_SHAPE");
-  if (forced && *forced && !find_shape(forced)) {
+  const char* env = std::getenv("Z123_COOPMAT_SHAPE");
+  const std::string forced = env ? env : "";
+  const CoopmatShape* want = forced.empty() ? nullptr : find_shape(forced);
+  if (!forced.empty() && !want) {
     std::string names;
     for (const CoopmatShape& s : khr_gemm_shapes()) names += " " + shape_name(s);
-    throw invalid_argument(std::string("Z123_COOPMAT_SHAPE=") + forced + ": expected one of" + names);
+    throw invalid_argument("Z123_COOPMAT_SHAPE=" + forced + ": expected one of" + names);
   }
   if (!khr_base_usable(device)) return nullptr;
-  if (!(forced && *forced) && coopmat_emulated(device.info())) return nullptr;
-  for (const CoopmatShape& s : khr_gemm_shapes()) {
-    if (forced && *forced) {
-      if (shape_name(s) != forced) continue;
-      if (!shape_usable(device, s))
-        throw unsupported(std::string("Z123_COOPMAT_SHAPE=") + forced + ": '" + device.info().name +
-                          "' does not list that fp16 cooperative-matrix shape at that subgroup width");
-      return &s;
-    }
-    if (shape_usable(device, s)) return &s;
+  if (want) {
+    if (!shape_usable(device, *want))
+      throw unsupported("Z123_COOPMAT_SHAPE=" + forced + ": '" + device.info().name +
+                        "' does not list that fp16 cooperative-matrix shape at that subgroup width");
+    return want;
   }
+  if (coopmat_emulated(device.info())) return nullptr;
+  for (const CoopmatShape& s : khr_gemm_shapes())
+    if (shape_usable(device, s)) return &s;
   return nullptr;
 }
 
