@@ -1,5 +1,5 @@
-// zero123pp-devices: lists the Vulkan devices the engine can use and what each supports
-// (the same listing as `zero123pp --list-devices`), then the kernel each operation takes there.
+// zero123pp-devices: lists the Vulkan devices the engine can use and what each supports (the
+// listing of `zero123pp --list-devices`), then the kernel each operation takes there.
 #include <cstdio>
 #include <cstring>
 #include <string>

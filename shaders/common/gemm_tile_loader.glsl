@@ -1,8 +1,8 @@
-// The tile loader and 8-column epilogue shared by the fp16 GEMM kernels that stage BM x BK and
-// BN x BK tiles in shared memory (gemm_coopmat_nv.comp, gemm_tiled.comp): each invocation moves
-// 16-byte chunks (8 halves along K) of A (x, or the implicit im2col of a conv) and W from global
-// memory into registers (ra, rb), zero outside M, N and K and in conv padding; the kernel stores
-// them into its own shared layout. The includer defines BM, BN, BK, NTHREADS and declares
+// The tile loader shared by the fp16 GEMM kernels that stage BM x BK and BN x BK tiles in
+// shared memory (gemm_coopmat_nv.comp, gemm_tiled.comp): each invocation moves 16-byte chunks (8
+// halves along K) of A (x, or the implicit im2col of a conv) and W from global memory into
+// registers (ra, rb), zero outside M, N and K and in conv padding; the kernel stores them into
+// its own shared layout. The includer defines BM, BN, BK, NTHREADS and declares
 // `layout(constant_id = 0) const bool VEC8` (16-byte loads along K: K % 8 == 0, or Cin % 8 == 0
 // for CONV; element-wise gathers otherwise).
 #ifndef Z123_GEMM_TILE_LOADER_GLSL
@@ -104,46 +104,6 @@ void load_tiles(uint k0) {
   [[unroll]] for (uint p = 0; p < A_PASSES; ++p) ra[p] = load_a(p, row + p * ROWS_PER_PASS, k, t);
   [[unroll]] for (uint p = 0; p < B_PASSES; ++p)
     if (B_ROW_OK(row + p * ROWS_PER_PASS)) rb[p] = load_b(row + p * ROWS_PER_PASS, k);
-}
-
-// Epilogue for 8 consecutive columns n .. n+7 of row m, values v (fp32).
-void store8(uint m, uint n, float v[8]) {
-  if (m >= pc.M) return;
-  if (pc.k_chunk != 0u) { // split K: raw partial sums, the reduce kernel does the epilogue
-    uint base = (gl_WorkGroupID.z * pc.M + m) * pc.N + n;
-    [[unroll]] for (uint e = 0; e < 8; ++e)
-      if (n + e < pc.N) y_partial[base + e] = v[e];
-    return;
-  }
-  bool vec = (pc.N & 7u) == 0u && n + 8 <= pc.N;
-  if (!vec) {
-    [[unroll]] for (uint e = 0; e < 8; ++e)
-      if (n + e < pc.N) y[m * pc.N + n + e] = STORE(gemm_epilogue(v[e], m, n + e));
-    return;
-  }
-  if ((pc.flags & GEMM_HAS_BIAS) != 0u) {
-    uvec4 b = bias8[n >> 3];
-    [[unroll]] for (uint e = 0; e < 8; e += 2) {
-      vec2 f = vec2(unpackFloat2x16(b[e >> 1]));
-      v[e] += f.x;
-      v[e + 1] += f.y;
-    }
-  }
-  uint act = pc.flags >> GEMM_ACT_SHIFT;
-  [[unroll]] for (uint e = 0; e < 8; ++e) {
-    if (act == GEMM_ACT_GELU) v[e] = 0.5 * v[e] * (1.0 + gemm_erf(v[e] * 0.70710678118654752));
-    else if (act == GEMM_ACT_SILU) v[e] = v[e] / (1.0 + exp(-v[e]));
-  }
-  uint idx = (m * pc.N + n) >> 3;
-  if ((pc.flags & GEMM_HAS_RESIDUAL) != 0u) {
-    uvec4 r = residual8[idx];
-    [[unroll]] for (uint e = 0; e < 8; e += 2) {
-      vec2 f = vec2(unpackFloat2x16(r[e >> 1]));
-      v[e] += f.x;
-      v[e + 1] += f.y;
-    }
-  }
-  y8[idx] = uvec4(pack2(v[0], v[1]), pack2(v[2], v[3]), pack2(v[4], v[5]), pack2(v[6], v[7]));
 }
 
 // Which rows of the output tile this invocation loads, for the conv loader (once per tile).
