@@ -62,10 +62,10 @@ bool apply_path(const std::string& path) {
 int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr, "usage: zero123pp-bench-e2e MODEL_DIR INPUT_IMAGE [--golden G] [--runs N] [--precision P] "
-                         "[--steps N] [--device SEL] [--vision-in-vram] [--path ROUTE]\n");
+                         "[--steps N] [--device SEL] [--vision-in-vram] [--path ROUTE] [--memory auto|normal|low]\n");
     return 2;
   }
-  std::string golden_path, precision = "auto", device, path = "auto";
+  std::string golden_path, precision = "auto", device, path = "auto", memory = "auto";
   int runs = 3, steps = 28;
   bool vision_in_vram = false;
   for (int i = 3; i < argc; ++i) {
@@ -84,6 +84,8 @@ int main(int argc, char** argv) {
       vision_in_vram = true;
     else if (a == "--path" && i + 1 < argc)
       path = argv[++i];
+    else if (a == "--memory" && i + 1 < argc) // EngineOptions::memory
+      memory = argv[++i];
   }
   if (!apply_path(path)) {
     std::fprintf(stderr, "zero123pp-bench-e2e: --path %s: expected auto, portable, khr, nv, nv2 or khr:MxNxK\n",
@@ -98,9 +100,11 @@ int main(int argc, char** argv) {
     eo.prepare_width = 640; // the size generated below: pipelines are created in open()
     eo.prepare_height = 960;
     eo.vision_weights_in_host_memory = !vision_in_vram;
+    eo.memory = memory;
     auto engine = Engine::open(argv[1], eo);
-    std::printf("engine: %s, %s, path %s, weights %.0f MiB, open %.2f s\n", engine->device_name().c_str(),
-                engine->precision().c_str(), path.c_str(), engine->weight_bytes() / 1048576.0,
+    std::printf("engine: %s, %s, path %s, %s memory layout, weights %.0f MiB, open %.2f s\n",
+                engine->device_name().c_str(), engine->precision().c_str(), path.c_str(),
+                engine->low_memory() ? "low" : "normal", engine->weight_bytes() / 1048576.0,
                 engine->load_ms() / 1000.0);
     std::fputs(format_load_report(engine->load_report()).c_str(), stdout);
     Image input = load_image(argv[2]);
@@ -110,11 +114,16 @@ int main(int argc, char** argv) {
       go.seed = static_cast<uint64_t>(r);
       GenerateResult res = engine->generate(input, go);
       const auto& t = res.timings;
-      double step_avg = t.step_ms.empty() ? 0 : t.sampling_ms / t.step_ms.size();
-      std::printf("image %d: %.3f s (preprocess %.1f ms, condition %.1f ms, %zu steps %.1f ms = %.2f ms/step, "
+      const double stepping_ms = t.sampling_ms - t.weights_restore_ms;
+      double step_avg = t.step_ms.empty() ? 0 : stepping_ms / t.step_ms.size();
+      char restore[64] = "";
+      if (engine->low_memory())
+        std::snprintf(restore, sizeof restore, "UNet weights back %.1f ms, ", t.weights_restore_ms);
+      std::printf("image %d: %.3f s (preprocess %.1f ms, condition %.1f ms, %s%zu steps %.1f ms = %.2f ms/step, "
                   "decode %.1f ms), peak device memory %.0f MiB%s\n",
-                  r + 1, t.total_ms / 1000.0, t.preprocess_ms, t.condition_ms, t.step_ms.size(), t.sampling_ms,
+                  r + 1, t.total_ms / 1000.0, t.preprocess_ms, t.condition_ms, restore, t.step_ms.size(), stepping_ms,
                   step_avg, t.decode_ms, res.peak_device_bytes / 1048576.0, r == 0 ? "  (first image)" : "");
+      if (r == 0) std::fputs(engine->memory_report().c_str(), stdout);
       if (r == 0) save_png("/tmp/zero123pp-bench-e2e.png", res.image);
     }
     std::printf("process start to end of image %d: %.2f s\n", runs,

@@ -64,6 +64,7 @@ enum Property {
   PROP_VIEW_SIZE,
   PROP_TILING,
   PROP_DROP_POLICY,
+  PROP_MEMORY,
 };
 
 GstStaticPadTemplate sink_template =
@@ -160,6 +161,7 @@ bool start(GstZero123pp* self) {
     z123::EngineOptions eo;
     eo.device = s.device;
     eo.precision = s.precision;
+    eo.memory = memory_mode_name(s.memory);
     // Record the stages for this element's output size now, so the first frame does not also
     // pay for shader compilation (the worker renders the 2x3 grid, see worker.cpp).
     eo.prepare_width = 2 * s.view_size;
@@ -280,6 +282,7 @@ bool read_property(const Settings& s, guint id, GValue* value) {
   case PROP_VIEW_SIZE: g_value_set_int(value, s.view_size); break;
   case PROP_TILING: g_value_set_enum(value, static_cast<int>(s.tiling)); break;
   case PROP_DROP_POLICY: g_value_set_enum(value, static_cast<int>(s.drop_policy)); break;
+  case PROP_MEMORY: g_value_set_enum(value, static_cast<int>(s.memory)); break;
   default: return false;
   }
   return true;
@@ -340,6 +343,7 @@ std::string apply_property(GstZero123pp* self, guint id, const GValue* value, GP
   }
   case PROP_TILING: s.tiling = static_cast<Tiling>(g_value_get_enum(value)); break;
   case PROP_DROP_POLICY: s.drop_policy = static_cast<DropPolicy>(g_value_get_enum(value)); break;
+  case PROP_MEMORY: s.memory = static_cast<MemoryMode>(g_value_get_enum(value)); break;
   default: G_OBJECT_WARN_INVALID_PROPERTY_ID(G_OBJECT(self), id, pspec);
   }
   return "";
@@ -439,6 +443,13 @@ void install_properties(GObjectClass* oc) {
                         "Live sources only: what to do with frames that arrive while one is already waiting for "
                         "the generator. Drops are reported with QoS messages. Non-live sources never drop",
                         drop_policy_get_type(), static_cast<int>(DropPolicy::KeepNewest), playing));
+  g_object_class_install_property(
+      oc, PROP_MEMORY,
+      g_param_spec_enum("memory", "Memory layout",
+                        "low: the UNet's weights (1.6 GiB) share GPU memory with the conditioning and decoding work "
+                        "and are copied back from host memory for every frame, about 1 GiB less GPU memory for the "
+                        "same output; auto picks it on discrete GPUs with less than 6 GiB",
+                        memory_mode_get_type(), static_cast<int>(MemoryMode::Auto), ready));
 }
 
 } // namespace
@@ -461,6 +472,7 @@ static void gst_zero123pp_class_init(GstZero123ppClass* klass) {
   gst_type_mark_as_plugin_api(drop_policy_get_type(), static_cast<GstPluginAPIFlags>(0));
   gst_type_mark_as_plugin_api(sampler_get_type(), static_cast<GstPluginAPIFlags>(0));
   gst_type_mark_as_plugin_api(spacing_get_type(), static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(memory_mode_get_type(), static_cast<GstPluginAPIFlags>(0));
 }
 
 static void gst_zero123pp_init(GstZero123pp* self) {

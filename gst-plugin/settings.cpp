@@ -25,6 +25,15 @@ const char* spacing_name(Spacing spacing) {
   return "trailing";
 }
 
+const char* memory_mode_name(MemoryMode mode) {
+  switch (mode) {
+  case MemoryMode::Normal: return "normal";
+  case MemoryMode::Low: return "low";
+  case MemoryMode::Auto: break;
+  }
+  return "auto";
+}
+
 std::string Settings::default_model_dir() {
   const char* env = std::getenv("Z123_MODEL_DIR");
   return env && *env ? env : "models/zero123plus-v1.2";
@@ -74,6 +83,16 @@ GType spacing_get_type() {
                                       {int(Spacing::Leading), "Leading", "leading"},
                                       {0, nullptr, nullptr}};
   static GType type = register_enum("GstZero123ppSpacing", values);
+  return type;
+}
+
+GType memory_mode_get_type() {
+  static const GEnumValue values[] = {
+      {int(MemoryMode::Auto), "Low on discrete GPUs with less than 6 GiB, else normal", "auto"},
+      {int(MemoryMode::Normal), "Every weight stays in GPU memory", "normal"},
+      {int(MemoryMode::Low), "The UNet's weights share GPU memory with conditioning and decoding", "low"},
+      {0, nullptr, nullptr}};
+  static GType type = register_enum("GstZero123ppMemory", values);
   return type;
 }
 

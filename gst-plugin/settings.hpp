@@ -18,6 +18,8 @@ enum class Tiling : int { k2x3 = 0, k3x2 = 1, k6x1 = 2, k1x6 = 3 };
 enum class DropPolicy : int { KeepNewest = 0, KeepOldest = 1, Block = 2 };
 enum class Sampler : int { EulerAncestral = 0, Euler = 1 };
 enum class Spacing : int { Trailing = 0, Linspace = 1, Leading = 2 };
+// z123::EngineOptions::memory: the memory layout of the engine.
+enum class MemoryMode : int { Auto = 0, Normal = 1, Low = 2 };
 
 struct Layout {
   int columns, rows;
@@ -27,6 +29,7 @@ Layout tiling_layout(Tiling tiling);
 // Names the engine's GenerateOptions expect.
 const char* sampler_name(Sampler sampler);
 const char* spacing_name(Spacing spacing);
+const char* memory_mode_name(MemoryMode mode);
 
 // Limits shared by the property specs and the checks. The engine needs output sides that are
 // multiples of 64 and at most 4096, and the grid it renders is 3 views tall, hence 1344 = 21 * 64.
@@ -38,6 +41,7 @@ struct Settings {
   std::string model = default_model_dir();
   std::string device;             // "" = best device, a number = index, else a name substring
   std::string precision = "auto"; // auto | f16 | f32
+  MemoryMode memory = MemoryMode::Auto;
   int steps = kStepsDefault;
   double guidance_scale = kGuidanceDefault;
   std::uint64_t seed = 0;
@@ -56,5 +60,6 @@ GType tiling_get_type();
 GType drop_policy_get_type();
 GType sampler_get_type();
 GType spacing_get_type();
+GType memory_mode_get_type();
 
 } // namespace z123gst

@@ -67,13 +67,19 @@ OPTIONS
     --precision P      auto (default), f16 or f32
     --vision-in-vram   keep the CLIP vision weights (1.2 GiB) in GPU memory; by default a
                        discrete GPU reads them from host memory (~25 ms more per image)
+    --memory MODE      auto (default), normal or low. low: the UNet's weights share GPU memory
+                       with the conditioning and decoding work and are copied back from host
+                       memory for each image (~1 GiB less GPU memory, same output, 1.6 GB of
+                       host memory and one copy over the bus per image); auto picks low on
+                       discrete GPUs with less than 6 GiB
     --size WxH         output size (default 640x960; multiples of 64 up to 4096, the height also
                        of 3 for the three rows of views, e.g. 128x192; the model was trained
                        at 640x960, other sizes are for quick tests)
     --views-dir DIR    also write the six views as DIR/<name>_view<i>.png and DIR/<name>_views.json
                        (camera poses: azimuth, elevation, field of view in degrees)
     --quiet            no progress output
-    --verbose          also print where loading the model spent its time
+    --verbose          also print where loading the model spent its time and where the
+                       memory goes
     --list-devices     list Vulkan devices and exit
     -h, --help         this text
 
@@ -91,7 +97,7 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 
 struct Args {
   std::vector<std::string> positional;
-  std::string model, device, precision = "auto", views_dir;
+  std::string model, device, precision = "auto", memory = "auto", views_dir;
   GenerateOptions gen;
   bool quiet = false, verbose = false, list = false, vision_in_vram = false;
 };
@@ -158,6 +164,8 @@ Args parse_args(int argc, char** argv) {
         usage_error("--device index " + a.device + " is out of range (zero123pp --list-devices lists them)");
     } else if (s == "--precision")
       a.precision = value();
+    else if (s == "--memory")
+      a.memory = value();
     else if (s == "--views-dir")
       a.views_dir = non_empty(s, value(), "a folder");
     else if (s == "--size") {
@@ -197,6 +205,8 @@ Args parse_args(int argc, char** argv) {
   }
   if (a.precision != "auto" && a.precision != "f16" && a.precision != "f32")
     usage_error("--precision must be auto, f16 or f32, not '" + a.precision + "'");
+  if (a.memory != "auto" && a.memory != "normal" && a.memory != "low")
+    usage_error("--memory must be auto, normal or low, not '" + a.memory + "'");
   return a;
 }
 
@@ -342,6 +352,7 @@ int run(Args& a) {
     eo.device = a.device;
     eo.precision = a.precision;
     eo.vision_weights_in_host_memory = !a.vision_in_vram;
+    eo.memory = a.memory;
     if (progress) {
       // One line, rewritten as each loading stage begins; cleared when the model is ready.
       eo.on_progress = [](const LoadProgress& p) {
@@ -364,8 +375,9 @@ int run(Args& a) {
   }
   if (progress) std::fputs("\r\033[K", stderr);
   if (!a.quiet)
-    std::fprintf(stderr, "zero123pp: %s on %s (%s), loaded in %.1f s\n", model.c_str(), engine->device_name().c_str(),
-                 engine->precision().c_str(), engine->load_ms() / 1000.0);
+    std::fprintf(stderr, "zero123pp: %s on %s (%s%s), loaded in %.1f s\n", model.c_str(), engine->device_name().c_str(),
+                 engine->precision().c_str(), engine->low_memory() ? ", low-memory mode" : "",
+                 engine->load_ms() / 1000.0);
   if (a.verbose) std::fputs(format_load_report(engine->load_report()).c_str(), stderr);
 
   a.gen.cancel = &Interrupt::cancel_flag();
@@ -395,6 +407,7 @@ int run(Args& a) {
       // flight, the VAE decode and closing the engine a grace period, then ends the process.
       Interrupt::Cooperative phase("generating the views");
       GenerateResult r = engine->generate(images[i], a.gen);
+      if (a.verbose && i == 0) std::fputs(engine->memory_report().c_str(), stderr);
       // After the last image the engine is closed (freeing gigabytes of device and pinned host
       // memory takes a few hundred ms) while the output is being encoded and written.
       if (i + 1 == images.size()) {

@@ -22,7 +22,7 @@ std::string Tensor::describe() const {
 }
 
 Tensor make_tensor(vk::Device& device, DType dtype, std::vector<int64_t> shape, const std::string& name,
-                   vk::MemoryUsage usage) {
+                   vk::MemoryUsage usage, vk::MemoryTurn turn) {
   Tensor t;
   t.dtype = dtype;
   t.shape = std::move(shape);
@@ -30,7 +30,7 @@ Tensor make_tensor(vk::Device& device, DType dtype, std::vector<int64_t> shape, 
     if (d <= 0) throw invalid_argument("tensor '" + name + "' has a non-positive dimension " + shape_string(t.shape));
   // Round up to 4 bytes so fp16 kernels may read/write whole words at the tail.
   size_t bytes = (t.bytes() + 3) & ~size_t(3);
-  t.buffer = std::make_shared<vk::Buffer>(device.allocator().create_buffer(bytes, usage, name));
+  t.buffer = std::make_shared<vk::Buffer>(device.allocator().create_buffer(bytes, usage, name, false, turn));
   return t;
 }
 

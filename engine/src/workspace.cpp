@@ -4,7 +4,8 @@
 
 namespace z123 {
 
-Workspace::Workspace(vk::Device& device, std::string name) : device_(device), name_(std::move(name)) {}
+Workspace::Workspace(vk::Device& device, std::string name, vk::MemoryTurn turn)
+    : device_(device), name_(std::move(name)), turn_(turn) {}
 
 Tensor Workspace::acquire(DType dtype, std::vector<int64_t> shape, const std::string& what) {
   Tensor t;
@@ -20,7 +21,7 @@ Tensor Workspace::acquire(DType dtype, std::vector<int64_t> shape, const std::st
   }
   if (!best) {
     auto buf = std::make_shared<vk::Buffer>(
-        device_.allocator().create_buffer(need, vk::MemoryUsage::DeviceLocal, name_ + ":" + what));
+        device_.allocator().create_buffer(need, vk::MemoryUsage::DeviceLocal, name_ + ":" + what, false, turn_));
     pooled_bytes_ += buf->size();
     slots_.push_back({std::move(buf), false});
     best = &slots_.back();

@@ -89,6 +89,8 @@ TEST(CliOptions, BadValuesExit2NamingTheProblemBeforeAnyWork) {
       {"--spacing ''", "spacing must be trailing, linspace or leading, not ''"},
       {"--precision ''", "--precision must be auto, f16 or f32, not ''"},
       {"--precision f64", "not 'f64'"},
+      {"--memory ''", "--memory must be auto, normal or low, not ''"},
+      {"--memory LOW", "not 'LOW'"},
       // Paths and devices: an empty string is a mistake, not "the default".
       {"--model ''", "--model needs a model folder, got an empty string"},
       {"--views-dir ''", "--views-dir needs a folder, got an empty string"},
@@ -146,6 +148,8 @@ TEST(CliOptions, EdgeValuesPassTheChecks) {
                                                              "--spacing linspace",
                                                              "--precision f32",
                                                              "--precision f16",
+                                                             "--memory low",
+                                                             "--memory normal",
                                                              "--device 0",
                                                              "--steps 5 --steps 6",
                                                              "--views-dir " + q(test::cli_temp_dir() / "edge-views")}) {
@@ -171,10 +175,12 @@ TEST(CliOptions, EdgeValuesRun) {
   const fs::path out = test::cli_temp_dir() / "edge-run.png";
   CliResult r = cli("--model " + q(test::fast_model_dir()) +
                     " --quiet --steps 1 --size 128x192 --guidance 100 --seed 18446744073709551615 --sampler euler "
-                    "--spacing leading " +
+                    "--spacing leading --memory low --verbose " +
                     q(in) + " " + q(out));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   Image img = load_image(out);
   EXPECT_EQ(img.width, 128);
   EXPECT_EQ(img.height, 192);
+  // --verbose says where the memory went, in the layout asked for.
+  EXPECT_NE(r.out.find("memory (low-memory layout)"), std::string::npos) << r.out;
 }

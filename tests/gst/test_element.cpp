@@ -72,7 +72,7 @@ TEST(GstInspect, DocumentsEveryProperty) {
   while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
   EXPECT_EQ(pclose(p), 0) << out;
   for (const char* prop : {"model", "device", "precision", "steps", "guidance-scale", "seed", "random-seed", "sampler",
-                           "timestep-spacing", "view-size", "tiling", "drop-policy"})
+                           "timestep-spacing", "view-size", "tiling", "drop-policy", "memory"})
     EXPECT_NE(out.find(std::string("  ") + prop + " "), std::string::npos) << prop << "\n" << out;
   for (const char* word : {"Filter/Effect/Video", "keep-newest", "euler_a", "6x1", "GRAY8"})
     EXPECT_NE(out.find(word), std::string::npos) << word;

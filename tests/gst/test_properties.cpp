@@ -144,6 +144,9 @@ TEST(GstProperties, NumbersAndNamesAtAndPastTheirLimits) {
       {"precision", "F16", Outcome::Warned, "f32"},
       {"precision", "auto", Outcome::Taken, "auto"},
       {"device", "", Outcome::Taken, "\"\""},
+      {"memory", "low", Outcome::Taken, "low"},
+      {"memory", "tiny", Outcome::Silent, "low"},
+      {"memory", "auto", Outcome::Taken, "auto"},
   };
   GlibWarnings glib;
   for (const Case& c : cases) {

@@ -2,6 +2,7 @@
 // staging path, many buffers without overlap, alignment, limits and exhaustion errors, stats.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -112,6 +113,56 @@ TEST_F(Memory, LargeRequestsGetDedicatedAllocations) {
   EXPECT_EQ(alloc.stats().blocks, blocks + 1);
   big.reset();
   EXPECT_EQ(alloc.stats().blocks, blocks);
+}
+
+// Low-memory mode's shared memory (vk::MemoryTurn): each turn packs its buffers as if alone,
+// within the reservation; the turns overlap each other (writing one clobbers the other), never
+// themselves; a turn that outgrows the reservation gets a new block; all of it goes back to the
+// driver when the last buffer is freed.
+TEST_F(Memory, TurnsShareTheirReservedMemory) {
+  auto& alloc = device().allocator();
+  const auto before = alloc.stats();
+  const uint64_t mib = 1 << 20;
+  {
+    alloc.reserve_turn_memory(8 * mib, "test turns");
+    EXPECT_EQ(alloc.stats().blocks, before.blocks + 1);
+    EXPECT_EQ(alloc.stats().device_local_allocated_bytes - before.device_local_allocated_bytes, 8 * mib);
+    auto fill = [&](std::vector<vk::Buffer>& bufs, uint32_t base) {
+      for (size_t i = 0; i < bufs.size(); ++i) {
+        std::vector<uint32_t> v(bufs[i].size() / 4, base + static_cast<uint32_t>(i));
+        device().upload(bufs[i], v.data(), bufs[i].size());
+      }
+    };
+    // How many of these buffers still hold exactly what fill() wrote.
+    auto intact = [&](std::vector<vk::Buffer>& bufs, uint32_t base) {
+      int n = 0;
+      for (size_t i = 0; i < bufs.size(); ++i) {
+        std::vector<uint32_t> v(bufs[i].size() / 4, kPoison);
+        device().download(bufs[i], v.data(), bufs[i].size());
+        n += std::all_of(v.begin(), v.end(), [&](uint32_t w) { return w == base + i; });
+      }
+      return n;
+    };
+    std::vector<vk::Buffer> first, second;
+    for (int i = 0; i < 4; ++i)
+      first.push_back(
+          alloc.create_buffer(2 * mib - 4096, vk::MemoryUsage::DeviceLocal, "first", false, vk::MemoryTurn::First));
+    for (int i = 0; i < 2; ++i)
+      second.push_back(
+          alloc.create_buffer(3 * mib, vk::MemoryUsage::DeviceLocal, "second", false, vk::MemoryTurn::Second));
+    EXPECT_EQ(alloc.stats().blocks, before.blocks + 1) << "the turns must fit the reservation";
+    fill(first, 100);
+    EXPECT_EQ(intact(first, 100), 4) << "buffers of one turn overlap";
+    fill(second, 200);
+    EXPECT_EQ(intact(second, 200), 2) << "buffers of one turn overlap";
+    EXPECT_LT(intact(first, 100), 4) << "the Second turn did not reuse the First turn's memory";
+    vk::Buffer extra =
+        alloc.create_buffer(4 * mib, vk::MemoryUsage::DeviceLocal, "outgrown", false, vk::MemoryTurn::Second);
+    EXPECT_EQ(alloc.stats().blocks, before.blocks + 2);
+    EXPECT_THROW(alloc.create_buffer(mib, vk::MemoryUsage::Upload, "host", false, vk::MemoryTurn::First), Error);
+  }
+  EXPECT_EQ(alloc.stats().blocks, before.blocks);
+  EXPECT_EQ(alloc.stats().device_local_allocated_bytes, before.device_local_allocated_bytes);
 }
 
 TEST_F(Memory, BufferOverStorageRangeIsRejectedWithItsName) {

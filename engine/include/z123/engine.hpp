@@ -72,6 +72,13 @@ struct EngineOptions {
   // image (H200: 2.55 -> 2.58 s) for 1.25 GiB less device memory (peak 4.63 -> 3.38 GiB). No
   // effect on devices that share host memory.
   bool vision_weights_in_host_memory = true;
+  // "auto", "normal" or "low". Low: the UNet's weights (1.6 GiB for v1.2 in fp16) take turns
+  // with the conditioning and decoding activations in one region of device memory, and are
+  // copied back from a host-memory copy before each image's sampling, so the device peak is the
+  // larger of the two rather than their sum (~1 GiB less at 640x960, same output bytes). Costs
+  // the copy per image (1.6 GB over the bus) and 1.6 GB of host memory. Auto: low on discrete
+  // GPUs with less than 6 GiB of VRAM (pipeline/memory_mode.hpp).
+  std::string memory = "auto";
   // Called from open()'s thread as each loading stage begins (progress lines, bus messages).
   std::function<void(const LoadProgress&)> on_progress;
 };
@@ -104,6 +111,7 @@ struct GenerateOptions {
 
 struct GenerateTimings {
   double preprocess_ms = 0, condition_ms = 0, sampling_ms = 0, decode_ms = 0, total_ms = 0;
+  double weights_restore_ms = 0; // low-memory mode: copying the UNet's weights back (part of sampling_ms)
   std::vector<double> step_ms;
 };
 
@@ -153,7 +161,12 @@ public:
 
   std::string device_name() const;
   std::string precision() const; // "f16" or "f32"
+  bool low_memory() const;       // the memory layout chosen by EngineOptions::memory
   uint64_t weight_bytes() const;
+  // Where the memory goes, as indented lines (weights per network and where they live, the
+  // scratch pools, the step's caches, the allocator's device-local total and peak), for
+  // --verbose and benches. Scratch pools are sized by the programs recorded so far.
+  std::string memory_report() const;
   double load_ms() const;
   const LoadReport& load_report() const;
   // Validation-layer errors seen so far (only with EngineOptions::validation; tests assert 0).

@@ -33,7 +33,7 @@ struct Tensor {
 std::string shape_string(const std::vector<int64_t>& shape);
 
 Tensor make_tensor(vk::Device& device, DType dtype, std::vector<int64_t> shape, const std::string& name,
-                   vk::MemoryUsage usage = vk::MemoryUsage::DeviceLocal);
+                   vk::MemoryUsage usage = vk::MemoryUsage::DeviceLocal, vk::MemoryTurn turn = vk::MemoryTurn::None);
 
 // Host transfers in float32; fp16 tensors are converted (round-to-nearest-even) on the way.
 void upload(vk::Device& device, const Tensor& t, const std::vector<float>& values);

@@ -14,7 +14,8 @@ namespace z123 {
 
 class Workspace {
 public:
-  explicit Workspace(vk::Device& device, std::string name = "workspace");
+  // turn: the pooled buffers take this turn of the shared device memory (vk::MemoryTurn).
+  explicit Workspace(vk::Device& device, std::string name = "workspace", vk::MemoryTurn turn = vk::MemoryTurn::None);
 
   // A tensor backed by a free pooled buffer of sufficient size (at most twice the need, so small
   // tensors do not pin large buffers), or by a new buffer.
@@ -34,6 +35,7 @@ private:
   };
   vk::Device& device_;
   std::string name_;
+  vk::MemoryTurn turn_;
   std::vector<Slot> slots_;
   uint64_t pooled_bytes_ = 0;
 };

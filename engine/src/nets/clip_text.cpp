@@ -11,7 +11,8 @@ ClipTextEncoder::ClipTextEncoder(Kernels& kernels, const ModelFolder& folder, DT
     : k_(kernels), config_(folder.configs().text_encoder),
       // It runs once per model (the embedding of ""): its 650 MiB stay in host memory that a
       // discrete GPU reads over the bus (~30 ms), rather than adding to the peak device memory.
-      weights_(kernels.device(), folder, ModelModule::TextEncoder, storage, vk::MemoryUsage::HostStreamed, deferred) {
+      weights_(kernels.device(), folder, ModelModule::TextEncoder, storage,
+               WeightPlacement{vk::MemoryUsage::HostStreamed}, deferred) {
   require_exact_gelu("text_encoder/config.json", config_.hidden_act);
 }
 

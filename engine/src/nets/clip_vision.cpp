@@ -12,7 +12,8 @@ using namespace z123::kernels;
 ClipVisionEncoder::ClipVisionEncoder(Kernels& kernels, const ModelFolder& folder, DType storage,
                                      vk::MemoryUsage weights_usage, WeightUploads* deferred)
     : k_(kernels), config_(folder.configs().vision_encoder),
-      weights_(kernels.device(), folder, ModelModule::VisionEncoder, storage, weights_usage, deferred) {
+      weights_(kernels.device(), folder, ModelModule::VisionEncoder, storage, nets::WeightPlacement{weights_usage},
+               deferred) {
   require_exact_gelu("vision_encoder/config.json", config_.hidden_act);
 }
 

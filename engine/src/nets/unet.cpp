@@ -194,9 +194,10 @@ struct UNet::Pass {
 };
 
 // ---------------------------------------------------------------------------------------------
-UNet::UNet(Kernels& kernels, const ModelFolder& folder, DType storage, WeightUploads* deferred)
+UNet::UNet(Kernels& kernels, const ModelFolder& folder, DType storage, WeightUploads* deferred,
+           WeightPlacement placement)
     : k_(kernels), config_(folder.configs().unet),
-      weights_(kernels.device(), folder, ModelModule::Unet, storage, vk::MemoryUsage::DeviceLocal, deferred) {}
+      weights_(kernels.device(), folder, ModelModule::Unet, storage, placement, deferred) {}
 
 std::vector<float> UNet::timestep_frequencies(float t) const {
   const int dim = config_.block_out_channels[0];

@@ -23,7 +23,7 @@ void advance(Workspace& ws, Tensor& x, Tensor y) {
 
 Vae::Vae(Kernels& kernels, const ModelFolder& folder, DType storage, WeightUploads* deferred)
     : k_(kernels), config_(folder.configs().vae),
-      weights_(kernels.device(), folder, ModelModule::Vae, storage, vk::MemoryUsage::DeviceLocal, deferred) {}
+      weights_(kernels.device(), folder, ModelModule::Vae, storage, WeightPlacement{}, deferred) {}
 
 void Vae::record_encode(vk::Recording& rec, Workspace& ws, const Tensor& image, const Tensor& moments) {
   NetContext c{k_, rec, ws, weights_};

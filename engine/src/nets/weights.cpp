@@ -49,7 +49,7 @@ void WeightUploads::run(vk::Device& device) {
 }
 
 Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule module, DType storage,
-                 vk::MemoryUsage usage, WeightUploads* deferred)
+                 WeightPlacement placement, WeightUploads* deferred)
     : module_(module), storage_(storage) {
   const SafetensorsFile& file = folder.weights(module);
   std::vector<ExpectedTensor> expected = expected_tensors(module, folder.configs());
@@ -59,18 +59,38 @@ Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule modu
   std::vector<vk::UploadJob> jobs;
   jobs.reserve(expected.size());
   const size_t es = dtype_size(storage);
+  const vk::MemoryTurn turn = placement.take_turns ? vk::MemoryTurn::First : vk::MemoryTurn::None;
+  if (placement.take_turns) {
+    // The turn memory is sized to these tensors as the allocator will place them (256-byte
+    // granules), with room for the alignment of each.
+    uint64_t total = 0;
+    for (const ExpectedTensor& e : expected) {
+      int64_t n = 1;
+      for (int64_t d : e.shape) n *= d;
+      total += ((static_cast<uint64_t>(n) * es + 3) / 4 * 4 + 255) / 256 * 256 + 256;
+    }
+    device.allocator().reserve_turn_memory(total, std::string(module_name(module)) + " weights (turns)");
+    home_.reserve(expected.size());
+  }
   for (const ExpectedTensor& e : expected) {
     const TensorView& view = file.at(report.stored_names.at(e.name));
     const bool conv = e.shape.size() == 4;
     // Convolution weights live in the kernels' [out, kh, kw, in] layout on the device.
     std::vector<int64_t> shape = conv ? std::vector<int64_t>{e.shape[0], e.shape[2], e.shape[3], e.shape[1]} : e.shape;
-    Tensor t = make_tensor(device, storage, shape, std::string(module_name(module)) + "." + e.name, usage);
+    const std::string name = std::string(module_name(module)) + "." + e.name;
+    Tensor t = make_tensor(device, storage, shape, name, placement.usage, turn);
     // Element i of the device tensor, in elements of the file's tensor: a conv's output row o
     // holds taps (ky, kx) of every input channel ci, read from [o, ci, ky, kx].
     const uint64_t taps = conv ? static_cast<uint64_t>(e.shape[2] * e.shape[3]) : 1;
     const uint64_t cin = conv ? static_cast<uint64_t>(e.shape[1]) : 1;
     vk::UploadJob job;
     job.dst = &t.buf();
+    if (placement.take_turns) {
+      // Loaded into the host copy; record_restore() brings it to the device.
+      home_.push_back(device.allocator().create_buffer(t.buf().size(), vk::MemoryUsage::Upload, name + " (host copy)"));
+      host_copy_bytes_ += home_.back().size();
+      job.dst = &home_.back();
+    }
     job.bytes = static_cast<uint64_t>(t.numel()) * es;
     job.unit = conv ? cin * taps * es : es; // a conv is cut between output channels
     job.produce = [&view, storage, conv, taps, cin, es](std::byte* out, uint64_t first, uint64_t count) {
@@ -87,7 +107,8 @@ Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule modu
     };
     jobs.push_back(std::move(job));
     device_bytes_ += t.buf().size();
-    tensors_.emplace(e.name, std::move(t));
+    auto placed = tensors_.emplace(e.name, std::move(t));
+    if (placement.take_turns) restore_order_.push_back(&placed.first->second);
   }
   // The tensors' buffers are shared_ptr-owned: moving the Tensor into the map kept job.dst valid.
   if (deferred) {
@@ -97,6 +118,10 @@ Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule modu
     now.add(file, std::move(jobs));
     now.run(device);
   }
+}
+
+void Weights::record_restore(vk::Recording& rec) const {
+  for (size_t i = 0; i < home_.size(); ++i) rec.copy(home_[i], restore_order_[i]->buf(), home_[i].size(), 0, 0);
 }
 
 const Tensor* Weights::find(const std::string& name) const {

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "pipeline/host_math.hpp"
+#include "pipeline/memory_mode.hpp"
 #include "pipeline/sampling_plan.hpp"
 #include "z123/half.hpp"
 #include "z123/image/preprocess.hpp"
@@ -69,6 +70,7 @@ struct Engine::Impl {
   DType dtype = DType::F16;
   ModelConfigs configs;
   std::unique_ptr<nets::ClipVisionEncoder> vision;
+  bool vision_in_host_memory = false;
   std::unique_ptr<nets::Vae> vae;
   std::unique_ptr<nets::UNet> unet;
   std::vector<float> text_embedding; // E, [77, D] (constant: the prompt is always "")
@@ -81,6 +83,30 @@ struct Engine::Impl {
   // peak is the largest program's need rather than the sum (decoding at 640x960 alone needs
   // about 1 GiB).
   std::unique_ptr<Workspace> scratch;
+  // Low-memory mode: the conditioning and decoding programs take their scratch from this pool,
+  // whose buffers take the Second turn of the memory that holds the UNet's weights (the First);
+  // restore_unet copies the weights back from their host copy before sampling, when
+  // unet_on_device says the other turn overwrote them. Null in the normal layout.
+  std::unique_ptr<Workspace> around;
+  std::unique_ptr<vk::Recording> restore_unet;
+  bool unet_on_device = false;
+  Workspace& around_scratch() { return around ? *around : *scratch; }
+  std::unique_ptr<Workspace> make_around() const {
+    return restore_unet ? std::make_unique<Workspace>(*device, "around-sampling", vk::MemoryTurn::Second) : nullptr;
+  }
+  // Marks the UNet's weights overwritten by a program that uses `around`, before it runs (a run
+  // that fails half-way has overwritten them as well).
+  void will_run_around() {
+    if (around) unet_on_device = false;
+  }
+  // Makes sure the UNet's weights are on the device; returns the milliseconds it took.
+  double restore_unet_weights() {
+    if (!restore_unet || unet_on_device) return 0;
+    auto t0 = Clock::now();
+    device->run(*restore_unet);
+    unet_on_device = true;
+    return ms_since(t0);
+  }
   std::unique_ptr<StepProgram> step;
   std::unique_ptr<ConditionProgram> condition;
   std::unique_ptr<DecodeProgram> decode;
@@ -147,7 +173,9 @@ struct Engine::Impl {
     step.reset();
     condition.reset();
     decode.reset();
+    around.reset();
     scratch = std::make_unique<Workspace>(*device, "scratch");
+    around = make_around();
   }
 };
 
@@ -215,10 +243,18 @@ std::unique_ptr<Engine> Engine::open(const std::filesystem::path& model_dir, con
   impl->vision = std::make_unique<nets::ClipVisionEncoder>(
       *impl->k, folder, impl->dtype,
       options.vision_weights_in_host_memory ? vk::MemoryUsage::HostStreamed : vk::MemoryUsage::DeviceLocal, &uploads);
+  impl->vision_in_host_memory = options.vision_weights_in_host_memory;
   impl->vae = std::make_unique<nets::Vae>(*impl->k, folder, impl->dtype, &uploads);
-  impl->unet = std::make_unique<nets::UNet>(*impl->k, folder, impl->dtype, &uploads);
+  const bool low_memory = pipeline::use_low_memory(options.memory, info);
+  impl->unet = std::make_unique<nets::UNet>(*impl->k, folder, impl->dtype, &uploads,
+                                            nets::WeightPlacement{vk::MemoryUsage::DeviceLocal, low_memory});
   impl->weight_bytes = impl->vision->weight_bytes() + impl->vae->weight_bytes() + impl->unet->weight_bytes();
+  if (low_memory) {
+    impl->restore_unet = std::make_unique<vk::Recording>(device);
+    impl->unet->weights().record_restore(*impl->restore_unet);
+  }
   impl->scratch = std::make_unique<Workspace>(device, "scratch");
+  impl->around = impl->make_around();
   auto text_ws = std::make_unique<Workspace>(device, "clip-text");
   vk::Recording text_rec(device);
   Tensor text_out = text->record_encode(text_rec, *text_ws, text->empty_prompt_ids());
@@ -258,10 +294,39 @@ Engine::~Engine() = default;
 
 std::string Engine::device_name() const { return impl_->device->info().name; }
 std::string Engine::precision() const { return dtype_name(impl_->dtype); }
+bool Engine::low_memory() const { return impl_->restore_unet != nullptr; }
 uint64_t Engine::weight_bytes() const { return impl_->weight_bytes; }
 uint32_t Engine::validation_errors() const { return impl_->instance->validation_error_count(); }
 double Engine::load_ms() const { return impl_->load.total_ms; }
 const LoadReport& Engine::load_report() const { return impl_->load; }
+
+std::string Engine::memory_report() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  const Impl& m = *impl_;
+  auto mib = [](uint64_t b) { return static_cast<int>(b >> 20); };
+  const vk::MemoryStats st = m.device->allocator().stats();
+  const nets::Weights& unet = m.unet->weights();
+  const std::string unet_where = unet.takes_turns() ? " (taking turns with conditioning/decoding; host copy " +
+                                                          std::to_string(mib(unet.host_copy_bytes())) + " MiB)"
+                                                    : "";
+  char buf[1024];
+  std::snprintf(buf, sizeof buf,
+                "memory (%s layout): device-local %d MiB now, %d MiB peak\n"
+                "  UNet weights           %6d MiB%s\n"
+                "  VAE weights            %6d MiB\n"
+                "  CLIP vision weights    %6d MiB (%s)\n"
+                "  sampling scratch pool  %6d MiB\n"
+                "  conditioning/decoding  %6d MiB%s\n"
+                "  step caches            %6d MiB (reference and cross-attention keys/values)\n",
+                m.restore_unet ? "low-memory" : "normal", mib(st.device_local_allocated_bytes),
+                mib(st.peak_device_local_allocated_bytes), mib(m.unet->weight_bytes()), unet_where.c_str(),
+                mib(m.vae->weight_bytes()), mib(m.vision->weight_bytes()),
+                m.vision_in_host_memory ? "host memory on discrete GPUs" : "device",
+                mib(m.scratch ? m.scratch->pooled_bytes() : 0), mib(m.around ? m.around->pooled_bytes() : 0),
+                m.around ? " (in the UNet weights' memory)" : " (in the sampling pool)",
+                mib(m.step ? m.step->cache->bytes() + m.step->context_kv->bytes() : 0));
+  return buf;
+}
 
 std::vector<float> Engine::Impl::encode_moments(const std::vector<float>& vae_nhwc, int64_t s) {
   Tensor img = make_tensor(*device, dtype, {1, s, s, 3}, "vae input");
@@ -269,7 +334,8 @@ std::vector<float> Engine::Impl::encode_moments(const std::vector<float>& vae_nh
   int64_t f = vae->downscale();
   Tensor moments = make_tensor(*device, dtype, {1, s / f, s / f, 2 * int64_t(configs.vae.latent_channels)}, "moments");
   vk::Recording rec(*device);
-  vae->record_encode(rec, *scratch, img, moments);
+  vae->record_encode(rec, around_scratch(), img, moments);
+  will_run_around();
   device->run(rec);
   return download(*device, moments);
 }
@@ -323,8 +389,8 @@ ConditionProgram& Engine::Impl::condition_program() {
   p->embeds = make_tensor(*device, dtype, {1, int64_t(configs.vision_encoder.projection_dim)}, "image_embeds");
   p->moments = make_tensor(*device, dtype, {1, S / f, S / f, 2 * c}, "moments");
   p->rec = std::make_unique<vk::Recording>(*device);
-  vision->record(*p->rec, *scratch, p->clip_in, p->embeds);
-  vae->record_encode(*p->rec, *scratch, p->vae_in, p->moments);
+  vision->record(*p->rec, around_scratch(), p->clip_in, p->embeds);
+  vae->record_encode(*p->rec, around_scratch(), p->vae_in, p->moments);
   condition = std::move(p);
   return *condition;
 }
@@ -338,7 +404,7 @@ DecodeProgram& Engine::Impl::decode_program(int64_t h, int64_t w) {
   p->latent = host_tensor(dtype, {1, h, w, int64_t(configs.vae.latent_channels)}, "latent");
   p->image = make_tensor(*device, dtype, {1, h * f, w * f, int64_t(configs.vae.out_channels)}, "decoded");
   p->rec = std::make_unique<vk::Recording>(*device);
-  vae->record_decode(*p->rec, *scratch, p->latent, p->image);
+  vae->record_decode(*p->rec, around_scratch(), p->latent, p->image);
   p->rgba = std::make_shared<vk::Buffer>(device->allocator().create_buffer(static_cast<VkDeviceSize>(4 * h * f * w * f),
                                                                            vk::MemoryUsage::Download, "output RGBA"));
   kernels::image_to_rgba8(*k, *p->rec, p->image, *p->rgba, pipeline::kImageUnscale);
@@ -414,6 +480,7 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
     ConditionProgram& cp = m.condition_program();
     m.write_host(cp.clip_in, clip_in);
     m.write_host(cp.vae_in, vae_in);
+    m.will_run_around();
     m.device->run(*cp.rec);
     embeds = download(*m.device, cp.embeds);
     moments = download(*m.device, cp.moments);
@@ -453,6 +520,7 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
   // 3. Sampling: one recorded step, replayed with new scalars and noise.
   t0 = Clock::now();
   StepProgram& sp = m.step_program(h, w, hr, wr, halves);
+  result.timings.weights_restore_ms = m.restore_unet_weights();
   upload(*m.device, sp.cond_lat, cond_lat);
   upload(*m.device, sp.ctx, ctx);
   m.device->run(*sp.context_rec);
@@ -498,6 +566,7 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
     std::vector<float> z = pipeline::unscale_latents(download(*m.device, sp.x), cfg.vae.scaling_factor);
     DecodeProgram& dp = m.decode_program(h, w);
     m.write_host(dp.latent, z);
+    m.will_run_around();
     m.device->run(*dp.rec);
     result.image = Image::blank(o.width, o.height, 4);
     m.device->download(*dp.rgba, result.image.pixels.data(), result.image.pixels.size());

@@ -43,6 +43,7 @@ Buffer& Buffer::operator=(Buffer&& o) noexcept {
     block_ = o.block_;
     offset_ = o.offset_;
     reserved_ = o.reserved_;
+    turn_ = o.turn_;
     name_ = std::move(o.name_);
     o.owner_ = nullptr;
     o.buffer_ = VK_NULL_HANDLE;
@@ -119,7 +120,7 @@ uint32_t Allocator::pick_memory_type(uint32_t type_bits, MemoryUsage usage) cons
 }
 
 Allocator::Block* Allocator::new_block(uint64_t size, uint32_t type_index, bool dedicated, bool map,
-                                       const std::string& why) {
+                                       const std::string& why, bool turns) {
   VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   ai.allocationSize = size;
   ai.memoryTypeIndex = type_index;
@@ -136,7 +137,9 @@ Allocator::Block* Allocator::new_block(uint64_t size, uint32_t type_index, bool 
   b->type_index = type_index;
   b->dedicated = dedicated;
   b->want_map = map;
+  b->turns = turns;
   b->free_ranges[0] = size;
+  if (turns) b->second_free_ranges[0] = size;
   // Only coherent memory is mapped: the engine never flushes or invalidates by hand.
   VkMemoryPropertyFlags host_flags = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
   if (map && (props_.memoryTypes[type_index].propertyFlags & host_flags) == host_flags) {
@@ -159,7 +162,46 @@ Allocator::Block* Allocator::new_block(uint64_t size, uint32_t type_index, bool 
   return blocks_.back().get();
 }
 
-Buffer Allocator::create_buffer(VkDeviceSize bytes, MemoryUsage usage, const std::string& name, bool own_memory) {
+bool Allocator::Block::empty() const {
+  auto whole = [&](const std::map<uint64_t, uint64_t>& r) { return r.size() == 1 && r.begin()->second == size; };
+  return whole(free_ranges) && (!turns || whole(second_free_ranges));
+}
+
+bool Allocator::carve(std::map<uint64_t, uint64_t>& ranges, uint64_t size, uint64_t alignment, uint64_t& offset) {
+  for (auto it = ranges.begin(); it != ranges.end(); ++it) {
+    uint64_t start = align_up(it->first, alignment);
+    uint64_t end = it->first + it->second;
+    if (start + size > end) continue;
+    uint64_t range_start = it->first;
+    ranges.erase(it);
+    if (start > range_start) ranges[range_start] = start - range_start;
+    if (start + size < end) ranges[start + size] = end - (start + size);
+    offset = start;
+    return true;
+  }
+  return false;
+}
+
+void Allocator::reserve_turn_memory(uint64_t bytes, const std::string& why) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bi.size = 256;
+  bi.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+  VkBuffer probe = VK_NULL_HANDLE;
+  check(vkCreateBuffer(device_, &bi, nullptr, &probe), "vkCreateBuffer (memory type probe)");
+  VkMemoryRequirements req{};
+  vkGetBufferMemoryRequirements(device_, probe, &req);
+  vkDestroyBuffer(device_, probe, nullptr);
+  const uint32_t type = pick_memory_type(req.memoryTypeBits, MemoryUsage::DeviceLocal);
+  for (uint64_t left = align_up(bytes, 256); left > 0;) {
+    const uint64_t size = std::min(left, max_allocation_);
+    new_block(size, type, false, map_device_local_, why, true);
+    left -= size;
+  }
+}
+
+Buffer Allocator::create_buffer(VkDeviceSize bytes, MemoryUsage usage, const std::string& name, bool own_memory,
+                                MemoryTurn turn) {
   if (bytes == 0) throw invalid_argument("buffer '" + name + "': size 0 requested");
   bool storage = usage == MemoryUsage::DeviceLocal;
   if (storage && bytes > max_storage_range_)
@@ -193,33 +235,33 @@ Buffer Allocator::create_buffer(VkDeviceSize bytes, MemoryUsage usage, const std
     bool map = usage != MemoryUsage::DeviceLocal || map_device_local_;
     Block* block = nullptr;
     uint64_t offset = 0;
-    if (own_memory || size > block_bytes_ / 2) {
+    if (turn != MemoryTurn::None) {
+      if (usage != MemoryUsage::DeviceLocal)
+        throw internal_error("buffer '" + name + "': only device-local buffers take turns");
+      for (auto& b : blocks_)
+        if (b->turns && b->type_index == type && carve(b->free_for(turn), size, req.alignment, offset)) {
+          block = b.get();
+          break;
+        }
+      if (!block) {
+        block = new_block(std::max(size, block_bytes_), type, false, map, "'" + name + "'", true);
+        carve(block->free_for(turn), size, req.alignment, offset);
+      }
+    } else if (own_memory || size > block_bytes_ / 2) {
       block = new_block(size, type, true, map, "'" + name + "'");
       offset = 0;
       block->free_ranges.clear();
     } else {
       for (auto& b : blocks_) {
-        if (b->dedicated || b->type_index != type || b->want_map != map) continue;
-        for (auto it = b->free_ranges.begin(); it != b->free_ranges.end(); ++it) {
-          uint64_t start = align_up(it->first, req.alignment);
-          uint64_t end = it->first + it->second;
-          if (start + size <= end) {
-            uint64_t range_start = it->first;
-            b->free_ranges.erase(it);
-            if (start > range_start) b->free_ranges[range_start] = start - range_start;
-            if (start + size < end) b->free_ranges[start + size] = end - (start + size);
-            block = b.get();
-            offset = start;
-            break;
-          }
+        if (b->dedicated || b->turns || b->type_index != type || b->want_map != map) continue;
+        if (carve(b->free_ranges, size, req.alignment, offset)) {
+          block = b.get();
+          break;
         }
-        if (block) break;
       }
       if (!block) {
         block = new_block(block_bytes_, type, false, map, "'" + name + "'");
-        block->free_ranges.clear();
-        if (size < block_bytes_) block->free_ranges[size] = block_bytes_ - size;
-        offset = 0;
+        carve(block->free_ranges, size, req.alignment, offset);
       }
     }
     check(vkBindBufferMemory(device_, vb, block->memory, offset), ("vkBindBufferMemory for '" + name + "'").c_str());
@@ -232,6 +274,7 @@ Buffer Allocator::create_buffer(VkDeviceSize bytes, MemoryUsage usage, const std
     buf.block_ = block;
     buf.offset_ = offset;
     buf.reserved_ = size;
+    buf.turn_ = turn;
     buf.name_ = name;
     stats_.used_bytes += size;
     stats_.peak_used_bytes = std::max(stats_.peak_used_bytes, stats_.used_bytes);
@@ -250,24 +293,25 @@ void Allocator::release(Buffer& buf) noexcept {
   stats_.used_bytes -= buf.reserved_;
   stats_.live_buffers--;
   // Return the range and merge it with free neighbours.
+  auto& ranges = block->free_for(buf.turn_);
   uint64_t start = buf.offset_, size = buf.reserved_;
-  auto next = block->free_ranges.lower_bound(start);
-  if (next != block->free_ranges.begin()) {
+  auto next = ranges.lower_bound(start);
+  if (next != ranges.begin()) {
     auto prev = std::prev(next);
     if (prev->first + prev->second == start) {
       start = prev->first;
       size += prev->second;
-      block->free_ranges.erase(prev);
+      ranges.erase(prev);
     }
   }
-  next = block->free_ranges.lower_bound(start);
-  if (next != block->free_ranges.end() && start + size == next->first) {
+  next = ranges.lower_bound(start);
+  if (next != ranges.end() && start + size == next->first) {
     size += next->second;
-    block->free_ranges.erase(next);
+    ranges.erase(next);
   }
-  block->free_ranges[start] = size;
+  ranges[start] = size;
   // An empty block goes back to the driver so the reported footprint follows real use.
-  if (start == 0 && size == block->size) {
+  if (block->empty()) {
     bool local = props_.memoryTypes[block->type_index].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
     if (block->mapped) vkUnmapMemory(device_, block->memory);
     vkFreeMemory(device_, block->memory, nullptr);

@@ -44,8 +44,9 @@ private:
 
 class UNet {
 public:
-  // deferred: see Weights.
-  UNet(kernels::Kernels& kernels, const ModelFolder& folder, DType storage, WeightUploads* deferred = nullptr);
+  // placement, deferred: see Weights.
+  UNet(kernels::Kernels& kernels, const ModelFolder& folder, DType storage, WeightUploads* deferred = nullptr,
+       WeightPlacement placement = {});
 
   // sample: [B, h, w, in_channels]; t_freq: [B, block_out_channels[0]] sinusoidal embedding of the
   // timestep (timestep_frequencies()); ctx: [B, 77, cross_attention_dim]; out: [B, h, w, out_ch].
@@ -67,6 +68,7 @@ public:
 
   const UNetConfig& config() const { return config_; }
   uint64_t weight_bytes() const { return weights_.device_bytes(); }
+  const Weights& weights() const { return weights_; }
 
 private:
   struct Pass;

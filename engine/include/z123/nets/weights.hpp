@@ -35,14 +35,30 @@ private:
   std::vector<vk::UploadJob> jobs_;
 };
 
+// Where a network's weights live.
+struct WeightPlacement {
+  // vk::MemoryUsage::HostStreamed keeps them in host memory on discrete GPUs.
+  vk::MemoryUsage usage = vk::MemoryUsage::DeviceLocal;
+  // Low-memory mode: the device tensors take the First turn of the memory shared with the
+  // activations of other stages (vk::MemoryTurn), and the converted weights are kept in host
+  // memory too, from where record_restore() copies them back after the other turn ran. The
+  // turn memory is reserved here, sized to these weights.
+  bool take_turns = false;
+};
+
 class Weights {
 public:
-  // usage: where the tensors live (vk::MemoryUsage::HostStreamed keeps them in host memory on
-  // discrete GPUs).
   // deferred: collect the uploads there instead of uploading before returning (the tensors
   // exist, with undefined contents, until deferred->run()).
   Weights(vk::Device& device, const ModelFolder& folder, ModelModule module, DType storage,
-          vk::MemoryUsage usage = vk::MemoryUsage::DeviceLocal, WeightUploads* deferred = nullptr);
+          WeightPlacement placement = {}, WeightUploads* deferred = nullptr);
+
+  // Copies the host copies of weights that take turns back into their device tensors (nothing
+  // for other placements).
+  void record_restore(vk::Recording& rec) const;
+  bool takes_turns() const { return !home_.empty(); }
+  // Host memory held by the copies that record_restore() reads.
+  uint64_t host_copy_bytes() const { return host_copy_bytes_; }
 
   // The tensor with this canonical name (spec §13 spelling). Networks name their blocks after
   // these keys, so a lookup failure is a programming error reported with the module name.
@@ -59,7 +75,10 @@ private:
   ModelModule module_;
   DType storage_;
   std::map<std::string, Tensor> tensors_;
-  uint64_t device_bytes_ = 0;
+  // With take_turns: a host-memory copy per tensor, in the order of `restore_order_`.
+  std::vector<vk::Buffer> home_;
+  std::vector<const Tensor*> restore_order_;
+  uint64_t device_bytes_ = 0, host_copy_bytes_ = 0;
 };
 
 } // namespace z123::nets

@@ -27,6 +27,13 @@ enum class MemoryUsage {
   HostStreamed,
 };
 
+// Low-memory mode: two groups of device-local buffers that are never used at the same time can
+// take turns in the same device memory. Buffers of one turn are packed as if the other turn did
+// not exist, so they overlap the other turn's buffers; whoever writes one turn's buffers makes
+// the other turn's contents undefined (the engine re-uploads the UNet's weights, its First turn,
+// after the conditioning and decoding activations, its Second turn, have run).
+enum class MemoryTurn : uint8_t { None, First, Second };
+
 // How well a memory type with these property flags suits `usage` (higher is better, < 0 never);
 // uma: the device shares host memory (integrated GPU, CPU device).
 int memory_type_score(VkMemoryPropertyFlags flags, MemoryUsage usage, bool uma);
@@ -71,6 +78,7 @@ private:
   void* mapped_ = nullptr;
   void* block_ = nullptr; // Allocator::Block*
   VkDeviceSize offset_ = 0, reserved_ = 0;
+  MemoryTurn turn_ = MemoryTurn::None;
   std::string name_;
 };
 
@@ -87,7 +95,13 @@ public:
   // name is used in error messages and reports ("unet.down_blocks.0...").
   // own_memory: a VkDeviceMemory of exactly this buffer's size instead of a range of a shared
   // block (for a buffer made late, after the blocks are full, that should not add a block).
-  Buffer create_buffer(VkDeviceSize bytes, MemoryUsage usage, const std::string& name, bool own_memory = false);
+  // turn: a device-local buffer in the memory that the two turns share (see MemoryTurn).
+  Buffer create_buffer(VkDeviceSize bytes, MemoryUsage usage, const std::string& name, bool own_memory = false,
+                       MemoryTurn turn = MemoryTurn::None);
+  // Allocates `bytes` of device-local memory for the turns up front, in blocks as large as the
+  // device allows: a turn's buffers then fit wherever the other turn's do, whatever their sizes
+  // (blocks made later, when a turn outgrows this, are sized for the buffer that needs them).
+  void reserve_turn_memory(uint64_t bytes, const std::string& why);
   MemoryStats stats() const;
   void reset_peaks();
   uint64_t block_bytes() const { return block_bytes_; }
@@ -102,10 +116,19 @@ private:
     void* mapped = nullptr;
     bool dedicated = false;
     bool want_map = false;                    // host access requested (staging, or mapped device-local)
-    std::map<uint64_t, uint64_t> free_ranges; // offset -> size, coalesced
+    bool turns = false;                       // holds MemoryTurn buffers: free_ranges per turn
+    std::map<uint64_t, uint64_t> free_ranges; // offset -> size, coalesced (the First turn's, in a turns block)
+    std::map<uint64_t, uint64_t> second_free_ranges;
+    std::map<uint64_t, uint64_t>& free_for(MemoryTurn t) {
+      return t == MemoryTurn::Second ? second_free_ranges : free_ranges;
+    }
+    bool empty() const;
   };
   uint32_t pick_memory_type(uint32_t type_bits, MemoryUsage usage) const;
-  Block* new_block(uint64_t size, uint32_t type_index, bool dedicated, bool map, const std::string& why);
+  Block* new_block(uint64_t size, uint32_t type_index, bool dedicated, bool map, const std::string& why,
+                   bool turns = false);
+  // First fit of `size` bytes in `ranges` (aligned); returns false when nothing fits.
+  static bool carve(std::map<uint64_t, uint64_t>& ranges, uint64_t size, uint64_t alignment, uint64_t& offset);
   void release(Buffer& buffer) noexcept;
 
   VkDevice device_;
