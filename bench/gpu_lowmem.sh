@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Low-memory mode against the normal layout on the GPU machine (issue 13, item 4): peak device
+# memory, time per image and the memory breakdown of each, whether the two images are the same
+# bytes, and the end-to-end parity of the low-memory mode against the official pipeline (fp16
+# and fp32). Carry .gl, .gpu (bench/stage_gpu_bins.sh) and .ref (../shared/gpu/README.md).
+#   bench/gpu_lowmem.sh            # both layouts, then parity in the low-memory one
+#   bench/gpu_lowmem.sh layouts    # both layouts only
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/z123-out}; mkdir -p "$OUT"
+source .gl/vulkan-env.sh >/dev/null 2>&1
+[ -d .gpu/bin ] || tar xJf .gpu/bin.tar.xz -C .gpu
+B=.gpu/bin
+export LD_LIBRARY_PATH="$PWD/$B/lib" PYTHONUNBUFFERED=1 PYTHONPATH=.ref/src:.ref/diffusers-support:tests/reference:.ref
+export XDG_CACHE_HOME=/tmp/z123-cache __GL_SHADER_DISK_CACHE_PATH=/tmp/z123-nvcache
+stage() { echo "=== $1 ($(date +%T))"; }
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+IN=tests/data/golden/pipeline_input.png
+[ -f /tmp/v12/model_index.json ] || $B/zero123pp-bench-make-model /tmp/v12 tests/data/v1.2-configs > /dev/null
+for mode in normal low; do
+  stage "ours, fp16, 28 steps, $mode memory layout"
+  timeout 150 $B/zero123pp-bench-e2e /tmp/v12 $IN --runs 3 --memory $mode 2>&1 | tee "$OUT/e2e-$mode.txt" | grep -vE "^  |^open"
+  grep -A7 "^memory" "$OUT/e2e-$mode.txt"
+  cp /tmp/zero123pp-bench-e2e.png "$OUT/image-$mode.png"
+done
+cmp "$OUT/image-normal.png" "$OUT/image-low.png" && echo "images: identical bytes"
+[ "${1:-}" = layouts ] && exit 0
+stage "random full-size v1.2 folder (PyTorch modules) and the official pipeline with recorded noise"
+timeout 200 python3 -c "
+import full_size_parity as f, pathlib
+f.make_model(pathlib.Path('/tmp/v12py'), 0)" 2>&1 | grep -E "wrote|params|Error" | tail -6
+timeout 200 python3 tests/reference/make_pipeline_golden.py /tmp/e2e --model /tmp/v12py --steps 28 \
+    --width 640 --height 960 --device cuda --no-cross-check > "$OUT/golden.log" 2>&1
+tail -3 "$OUT/golden.log"
+stage "ours, low memory layout: end-to-end parity, fp16 and fp32"
+timeout 120 $B/zero123pp-bench-e2e /tmp/v12py /tmp/e2e/pipeline_input.png --golden /tmp/e2e/pipeline.safetensors \
+    --runs 1 --memory low 2>&1 | tee "$OUT/parity-low-f16.txt" | grep -vE "^  |^open"
+timeout 120 $B/zero123pp-bench-e2e /tmp/v12py /tmp/e2e/pipeline_input.png --golden /tmp/e2e/pipeline.safetensors \
+    --runs 0 --precision f32 --memory low 2>&1 | tee "$OUT/parity-low-f32.txt" | grep -vE "^  |^open"
