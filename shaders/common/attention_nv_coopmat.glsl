@@ -2,26 +2,32 @@
 // ATTN_NV_COOPMAT): NV cooperative matrix, or KHR with COOPMAT_KHR (common/coopmat.glsl).
 // fp16 storage and matrix inputs, fp32 accumulators, fp32 softmax.
 //
-// Workgroup: NW subgroups of 32 invocations, each owning R x 16 query rows for one (head, batch).
+// Fragments are CM_M x CM_N x CM_K (common/coopmat.glsl) on subgroups of SUBGROUP_SIZE
+// invocations: any shape the device lists with CM_N and CM_K multiples of 8, one dividing the
+// other (16x16x16, NVIDIA's 16x8x16 and 16x8x8, Intel's 8x16x16; 32, 64 or 16 wide). The same
+// code for every shape; only the constants differ.
+// Workgroup: NW subgroups, each owning R x CM_M query rows for one (head, batch).
 // Keys/values stream through a double-buffered shared-memory tile of BK rows (one barrier per
 // tile); the next tile is loaded from global memory into registers while the tensor cores work
 // on the current one. Per tile and subgroup:
-//   S = Q·Kᵀ               R x BK/16 fp32 fragments (Q fragments stay in registers throughout)
+//   S = Q·Kᵀ               R x BK/CM_N fp32 fragments (Q fragments stay in registers throughout)
 //   m = rowmax(S)·c        running max per row, alpha = exp2(m_old - m)
 //   P = exp2(S·c - m)      in registers; O and the partial row sums are rescaled by alpha
 //   O += P·V               P converted to fp16 fragments, then to A operands: in registers under
 //                          NV, and under KHR where NV cooperative matrix 2's use conversions are
-//                          enabled (COOPMAT_NV_CONVERT); through shared memory under plain KHR
+//                          enabled (COOPMAT_NV_CONVERT) and CM_N = CM_K; through shared memory
+//                          otherwise, max(CM_N, CM_K) keys at a time (a slab)
 // Which row (and column) an invocation's element i of a fragment holds is implementation-
 // defined. The kernel learns it once, by loading a matrix whose entries are their own indices
 // (`where`); elements of fragments of one type share that layout, so per-row statistics can be
 // applied to the accumulators in registers instead of round-tripping O through shared memory.
 // Row reductions then take one of two routes, chosen once per subgroup at run time:
 //   QUAD: every invocation's elements lie in rows g and g + 8 with g = lane / 4 (the tensor-core
-//         accumulator layout of NVIDIA GPUs): the 4 invocations of a row are one quad, so row
-//         max and row sum are two shuffles, with no shared memory and no subgroup barrier;
-//   generic: elementwise reduction over the key fragments, one 16x16 matrix per row block through
-//         shared memory, one invocation per row.
+//         accumulator layout of NVIDIA GPUs, 16-row fragments on 32-wide subgroups): the 4
+//         invocations of a row are one quad, so row max and row sum are two shuffles, with no
+//         shared memory and no subgroup barrier;
+//   generic: elementwise reduction over the key fragments, one CM_M x CM_N matrix per row block
+//         through shared memory, one invocation per row.
 //
 // Tiling, measured on an H200 at the UNet level-0 shape (B 2, 5 heads, Nq 9600, Nk 13696): 8
 // subgroups x 16 rows, 64-key tiles: ~145-150 TFLOP/s (SDPA: ~460). 32 rows per subgroup would
@@ -34,8 +40,8 @@
 // call from 1.83 to 1.66 ms; 32 rows per subgroup with Q read from shared memory per product
 // (224-237 registers, 4 subgroups, 32-key tiles) took 2.5-2.7 ms.
 //
-// Requirements (checked in attention.cpp): D a multiple of 16 (variants: 64), row strides and
-// column offsets multiples of 8 elements (16-byte loads), subgroup size 32.
+// Requirements (checked in attention.cpp): D a multiple of CM_N and CM_K (variants: 64), row
+// strides and column offsets multiples of 8 elements (16-byte loads), subgroups of SUBGROUP_SIZE.
 #include "common/coopmat.glsl"
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_vote : require
@@ -44,11 +50,20 @@
 #ifndef DTYPE_F16
 #error "the cooperative-matrix attention is fp16 only"
 #endif
-#if (D % 16) != 0
-#error "HEAD_DIM must be a multiple of 16"
+#ifndef SUBGROUP_SIZE
+#define SUBGROUP_SIZE 32
 #endif
-#if CM_M != 16 || CM_N != 16 || CM_K != 16
-#error "the cooperative-matrix attention is written for 16 x 16 x 16 fragments"
+#if (D % CM_N) != 0 || (D % CM_K) != 0
+#error "HEAD_DIM must be a multiple of CM_N and CM_K"
+#endif
+#if (CM_N % 8) != 0 || ((CM_N % CM_K) != 0 && (CM_K % CM_N) != 0)
+#error "CM_N must be a multiple of 8, and CM_N and CM_K multiples of one another"
+#endif
+// The quad route's layout can only occur with 16-row fragments on 32-wide subgroups.
+#if SUBGROUP_SIZE == 32 && CM_M == 16 && !defined(ATTN_FORCE_GENERIC)
+#define QUAD_POSSIBLE 1
+#else
+#define QUAD_POSSIBLE 0
 #endif
 
 #ifndef ATTN_NW
@@ -60,17 +75,28 @@
 #ifndef ATTN_BK
 #define ATTN_BK 64 // keys per tile
 #endif
-#define NT (ATTN_NW * 32)
-#define QB (ATTN_NW * ATTN_R * 16) // queries per workgroup (attention.cpp: kCoopmatQueriesPerGroup)
-#define NB (ATTN_BK / 16)          // key fragments per tile
-#define ND (D / 16)                // head-dim fragments
+#define NT (ATTN_NW * SUBGROUP_SIZE)
+#define RM (ATTN_R * CM_M)       // query rows per subgroup
+#define QB (ATTN_NW * RM)        // queries per workgroup (attention.cpp: coopmat_queries_per_group)
+#define NB (ATTN_BK / CM_N)      // key fragments of S per tile
+#define NQK (D / CM_K)           // head-dim fragments of Q (A operands of S = QKᵀ)
+#define ND (D / CM_N)            // head-dim fragments of O
+#define PW (CM_N > CM_K ? CM_N : CM_K) // keys per P slab: SPS S fragments become APS A operands
+#define SPS (PW / CM_N)
+#define APS (PW / CM_K)
+#define NSLAB (ATTN_BK / PW)
 #define UR (D / 8)                 // 16-byte units per head row
 #define LDK (UR + 1)               // shared row stride in units: +1 so fragment rows hit distinct banks
 #define KV_UNITS (ATTN_BK * UR)    // units per K (or V) tile
 #define KV_PER_T (KV_UNITS / NT)   // units each invocation moves per tile
 #define STAGE_UNITS (2 * ATTN_BK * LDK)
-#define LDS 5                      // scratch 16x16 fp32 matrix row stride in units (4 + 1 pad)
-#define SCR_UNITS (ATTN_R * 16 * LDS)
+// Scratch rows (units): a CM_M x CM_N fp32 matrix (SLD units a row) or two alternating fp16 P
+// slabs (PLD units each), then one unit of row statistics.
+#define SLD (CM_N / 4)
+#define PLD (PW / 8)
+#define LDS ((SLD > 2 * PLD ? SLD : 2 * PLD) + 1)
+#define STAT (LDS - 1) // the statistics unit of a scratch row
+#define SCR_UNITS (RM * LDS)
 
 #if (KV_UNITS % NT) != 0
 #error "tile must divide evenly among the invocations"
@@ -86,14 +112,14 @@ layout(std430, binding = 4) readonly buffer V2Buf { uvec4 v28[]; };
 layout(std430, binding = 5) writeonly buffer OBuf { uvec4 o8[]; };
 
 // K/V stages (also the Q staging before the loop and the output staging after it), one scratch
-// area of R 16x16 fp32 matrices per subgroup (generic route), the element-index matrix. The pad
-// unit of scratch row `row` holds that row's statistics in the generic route: x = running max
+// area of R CM_M x CM_N fp32 matrices per subgroup (generic route), the element-index matrix. The
+// last unit of scratch row `row` holds that row's statistics in the generic route: x = running max
 // (log2 domain), y = this tile's rescale factor, z = 1 / row sum.
 #define KV_AREA (2 * STAGE_UNITS) // two stages: one barrier per tile
 #define Q_AREA (QB * LDK)
 #define SCR_BASE ((KV_AREA) > (Q_AREA) ? (KV_AREA) : (Q_AREA))
-#define IDX_BASE (SCR_BASE + ATTN_NW * SCR_UNITS) // the element-index matrix, 16 x LDS units
-shared uvec4 smem[IDX_BASE + 16 * LDS];
+#define IDX_BASE (SCR_BASE + ATTN_NW * SCR_UNITS) // the element-index matrix, CM_M x LDS units
+shared uvec4 smem[IDX_BASE + CM_M * LDS];
 
 const float NEG_INF = -1.0 / 0.0;
 const float M_INIT = -1.0e30; // finite: exp2(M_INIT - m) is 0, never inf - inf
@@ -148,19 +174,17 @@ float quad_sum(float x) {
   return x + subgroupShuffleXor(x, 2u);
 }
 
-// Sum (or max) of the 16 fp32 values of scratch row `row`.
+// Sum (or max) of the CM_N fp32 values of the scratch row at `base`.
 float scratch_row(uint base, bool take_max) {
-  vec4 a = uintBitsToFloat(smem[base]), bb = uintBitsToFloat(smem[base + 1]);
-  vec4 cc = uintBitsToFloat(smem[base + 2]), dd = uintBitsToFloat(smem[base + 3]);
-  if (take_max) {
-    vec4 m4 = max(max(a, bb), max(cc, dd));
-    return max(max(m4.x, m4.y), max(m4.z, m4.w));
+  vec4 acc = uintBitsToFloat(smem[base]);
+  [[unroll]] for (uint u = 1; u < SLD; ++u) {
+    vec4 x = uintBitsToFloat(smem[base + u]);
+    acc = take_max ? max(acc, x) : acc + x;
   }
-  vec4 s4 = (a + bb) + (cc + dd);
-  return (s4.x + s4.y) + (s4.z + s4.w);
+  return take_max ? max(max(acc.x, acc.y), max(acc.z, acc.w)) : (acc.x + acc.y) + (acc.z + acc.w);
 }
 
-// Index matrix (entry (r, c) = 16 r + c) in the workgroup's shared IDX area.
+// Index matrix (entry (r, c) = CM_N r + c) in the workgroup's shared IDX area.
 CM_F32ACC element_index() {
   CM_F32ACC m;
   cmLoad(m, smem, IDX_BASE, LDS, CM_ROW_MAJOR);
@@ -170,13 +194,13 @@ CM_F32ACC element_index() {
 // The tile loop and the output, for one route of the row reductions. QUAD is a constant at
 // every call site, so each route compiles to straight code with only the registers it needs.
 void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
-  const uint qw = q0 + warp * ATTN_R * 16; // first query row of this subgroup
+  const uint qw = q0 + warp * RM; // first query row of this subgroup
   const uint scr = SCR_BASE + warp * SCR_UNITS;
 
-  CM_F16A qf[ATTN_R][ND];
+  CM_F16A qf[ATTN_R][NQK];
   [[unroll]] for (uint r = 0; r < ATTN_R; ++r)
-    [[unroll]] for (uint kd = 0; kd < ND; ++kd)
-      cmLoad(qf[r][kd], smem, (warp * ATTN_R * 16 + r * 16) * LDK + kd * 2, LDK, CM_ROW_MAJOR);
+    [[unroll]] for (uint kd = 0; kd < NQK; ++kd)
+      cmLoad(qf[r][kd], smem, (warp * RM + r * CM_M) * LDK + kd * (CM_K / 8), LDK, CM_ROW_MAJOR);
 
   float m_lo[ATTN_R], m_hi[ATTN_R]; // QUAD: running max of rows g and g + 8 (log2 domain)
   [[unroll]] for (uint r = 0; r < ATTN_R; ++r) {
@@ -184,8 +208,8 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
     m_hi[r] = M_INIT;
   }
   if (!QUAD)
-    for (uint row = lane; row < ATTN_R * 16; row += gl_SubgroupSize)
-      smem[scr + row * LDS + 4].x = floatBitsToUint(M_INIT);
+    for (uint row = lane; row < RM; row += gl_SubgroupSize)
+      smem[scr + row * LDS + STAT].x = floatBitsToUint(M_INIT);
 
   CM_F32ACC o[ATTN_R][ND], lsum[ATTN_R];
   [[unroll]] for (uint r = 0; r < ATTN_R; ++r) {
@@ -213,10 +237,10 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
     CM_F32ACC s[ATTN_R][NB];
     [[unroll]] for (uint r = 0; r < ATTN_R; ++r)
       [[unroll]] for (uint n = 0; n < NB; ++n) s[r][n] = CM_F32ACC(0.0);
-    [[unroll]] for (uint kd = 0; kd < ND; ++kd) {
+    [[unroll]] for (uint kd = 0; kd < NQK; ++kd) {
       [[unroll]] for (uint n = 0; n < NB; ++n) {
         CM_F16B kt;
-        cmLoad(kt, smem, kb + n * 16 * LDK + kd * 2, LDK, CM_COL_MAJOR);
+        cmLoad(kt, smem, kb + n * CM_N * LDK + kd * (CM_K / 8), LDK, CM_COL_MAJOR);
         [[unroll]] for (uint r = 0; r < ATTN_R; ++r) s[r][n] = cmMulAdd(qf[r][kd], kt, s[r][n]);
       }
     }
@@ -228,7 +252,7 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
         [[unroll]] for (uint n = 0; n < NB; ++n)
           [[unroll]] for (int i = 0; i < s[r][n].length(); ++i) {
             uint idx = uint(where[i]);
-            uint j = t0 + n * 16 + (idx & 15u), qi = qw + r * 16 + (idx >> 4);
+            uint j = t0 + n * CM_N + idx % CM_N, qi = qw + r * CM_M + idx / CM_N;
             if (j >= nkt || (pc.causal != 0 && j > qi)) s[r][n][i] = NEG_INF;
           }
     }
@@ -256,18 +280,18 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
           arow[i] = up ? ahi : alo;
         }
       } else {
-        cmStore(mx, smem, scr + r * 16 * LDS, LDS, CM_ROW_MAJOR);
+        cmStore(mx, smem, scr + r * CM_M * LDS, LDS, CM_ROW_MAJOR);
         sync_subgroup();
-        for (uint row = lane; row < 16; row += gl_SubgroupSize) {
-          uint base = scr + (r * 16 + row) * LDS;
-          float m_old = uintBitsToFloat(smem[base + 4].x);
+        for (uint row = lane; row < CM_M; row += gl_SubgroupSize) {
+          uint base = scr + (r * CM_M + row) * LDS;
+          float m_old = uintBitsToFloat(smem[base + STAT].x);
           float m_new = max(m_old, scratch_row(base, true) * c); // all masked: keeps m_old
-          smem[base + 4].xy = floatBitsToUint(vec2(m_new, exp2(m_old - m_new)));
+          smem[base + STAT].xy = floatBitsToUint(vec2(m_new, exp2(m_old - m_new)));
         }
         sync_subgroup();
         CM_F32ACC where = element_index();
         [[unroll]] for (int i = 0; i < mx.length(); ++i) {
-          vec2 stat = uintBitsToFloat(smem[scr + (r * 16 + (uint(where[i]) >> 4)) * LDS + 4].xy);
+          vec2 stat = uintBitsToFloat(smem[scr + (r * CM_M + uint(where[i]) / CM_N) * LDS + STAT].xy);
           mrow[i] = stat.x;
           arow[i] = stat.y;
         }
@@ -286,33 +310,36 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
         pf[r][n] = CM_F16ACC(s[r][n]);
       }
     }
-    // O += P V; consecutive products go to different accumulators (no dependent chains).
-    [[unroll]] for (uint n = 0; n < NB; ++n) {
-#if CM_ACC_TO_A
-#define P_OPERAND(r) CM_AS_A(pf[r][n])
+    // O += P V, a slab of PW keys at a time; consecutive products go to different accumulators
+    // (no dependent chains).
+    [[unroll]] for (uint sl = 0; sl < NSLAB; ++sl) {
+      CM_F16A pa[ATTN_R][APS];
+#if CM_ACC_TO_A && CM_N == CM_K
+      [[unroll]] for (uint r = 0; r < ATTN_R; ++r) pa[r][0] = CM_AS_A(pf[r][sl]);
 #else
-      // P's fp16 accumulators become A operands through this subgroup's scratch: units 0-3 of
-      // its rows, two alternating slots of 2 units (unit 4, the generic route's statistics,
-      // stays). Each slot is rewritten two key fragments later, after the next sync, by which
-      // point every invocation has loaded it.
-      CM_F16A pa[ATTN_R];
+      // P's fp16 accumulators become A operands through this subgroup's scratch: units 0 .. 2 PLD
+      // of its rows, two alternating slab slots (the statistics unit stays). Each slot is
+      // rewritten two slabs later, after the next sync, by which point every invocation has
+      // loaded it.
       [[unroll]] for (uint r = 0; r < ATTN_R; ++r)
-        cmStore(pf[r][n], smem, scr + r * 16 * LDS + (n & 1u) * 2, LDS, CM_ROW_MAJOR);
+        [[unroll]] for (uint s2 = 0; s2 < SPS; ++s2)
+          cmStore(pf[r][sl * SPS + s2], smem, scr + r * CM_M * LDS + (sl & 1u) * PLD + s2 * (CM_N / 8), LDS,
+                  CM_ROW_MAJOR);
       sync_subgroup();
       [[unroll]] for (uint r = 0; r < ATTN_R; ++r)
-        cmLoad(pa[r], smem, scr + r * 16 * LDS + (n & 1u) * 2, LDS, CM_ROW_MAJOR);
-#define P_OPERAND(r) pa[r]
+        [[unroll]] for (uint a = 0; a < APS; ++a)
+          cmLoad(pa[r][a], smem, scr + r * CM_M * LDS + (sl & 1u) * PLD + a * (CM_K / 8), LDS, CM_ROW_MAJOR);
 #endif
-      [[unroll]] for (uint dn = 0; dn < ND; ++dn) {
-        CM_F16B vf;
-        cmLoad(vf, smem, vb + n * 16 * LDK + dn * 2, LDK, CM_ROW_MAJOR);
-        [[unroll]] for (uint r = 0; r < ATTN_R; ++r) o[r][dn] = cmMulAdd(P_OPERAND(r), vf, o[r][dn]);
-      }
-#undef P_OPERAND
+      [[unroll]] for (uint a = 0; a < APS; ++a)
+        [[unroll]] for (uint dn = 0; dn < ND; ++dn) {
+          CM_F16B vf;
+          cmLoad(vf, smem, vb + (sl * PW + a * CM_K) * LDK + dn * (CM_N / 8), LDK, CM_ROW_MAJOR);
+          [[unroll]] for (uint r = 0; r < ATTN_R; ++r) o[r][dn] = cmMulAdd(pa[r][a], vf, o[r][dn]);
+        }
     }
     stage ^= 1u;
   }
-#if !CM_ACC_TO_A
+#if !(CM_ACC_TO_A && CM_N == CM_K)
   sync_subgroup(); // the last tile's P loads are done before the scratch is written below
 #endif
 
@@ -328,32 +355,32 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
       float ilo = 1.0 / quad_sum(lo), ihi = 1.0 / quad_sum(hi);
       [[unroll]] for (int i = 0; i < inv[r].length(); ++i) inv[r][i] = ((upmask >> i) & 1u) != 0u ? ihi : ilo;
     } else {
-      cmStore(lsum[r], smem, scr + r * 16 * LDS, LDS, CM_ROW_MAJOR);
+      cmStore(lsum[r], smem, scr + r * CM_M * LDS, LDS, CM_ROW_MAJOR);
       sync_subgroup();
-      for (uint row = lane; row < 16; row += gl_SubgroupSize) {
-        uint base = scr + (r * 16 + row) * LDS;
-        smem[base + 4].z = floatBitsToUint(1.0 / scratch_row(base, false));
+      for (uint row = lane; row < CM_M; row += gl_SubgroupSize) {
+        uint base = scr + (r * CM_M + row) * LDS;
+        smem[base + STAT].z = floatBitsToUint(1.0 / scratch_row(base, false));
       }
       sync_subgroup();
       CM_F32ACC where = element_index();
       [[unroll]] for (int i = 0; i < inv[r].length(); ++i)
-        inv[r][i] = uintBitsToFloat(smem[scr + (r * 16 + (uint(where[i]) >> 4)) * LDS + 4].z);
+        inv[r][i] = uintBitsToFloat(smem[scr + (r * CM_M + uint(where[i]) / CM_N) * LDS + STAT].z);
     }
   }
   barrier(); // every subgroup is done with the last tile before its memory stages the output
 
   // O / l -> fp16 -> staging (this subgroup's rows) -> 16-byte stores of whole rows.
-  const uint ostage = warp * ATTN_R * 16 * LDK;
+  const uint ostage = warp * RM * LDK;
   [[unroll]] for (uint r = 0; r < ATTN_R; ++r) {
     [[unroll]] for (uint dn = 0; dn < ND; ++dn) {
       [[unroll]] for (int i = 0; i < inv[r].length(); ++i) o[r][dn][i] *= inv[r][i];
       CM_F16ACC oh = CM_F16ACC(o[r][dn]);
-      cmStore(oh, smem, ostage + r * 16 * LDK + dn * 2, LDK, CM_ROW_MAJOR);
+      cmStore(oh, smem, ostage + r * CM_M * LDK + dn * (CM_N / 8), LDK, CM_ROW_MAJOR);
     }
   }
   sync_subgroup();
   const uint out_row = pc.heads * D / 8; // units per output row
-  for (uint idx = lane; idx < ATTN_R * 16 * UR; idx += gl_SubgroupSize) {
+  for (uint idx = lane; idx < RM * UR; idx += gl_SubgroupSize) {
     uint r = idx / UR, u = idx % UR, qi = qw + r;
     if (qi < pc.nq) o8[(b * pc.nq + qi) * out_row + h * UR + u] = smem[ostage + r * LDK + u];
   }
@@ -371,25 +398,26 @@ void main() {
     uint r = idx / UR, u = idx % UR, qi = q0 + r;
     smem[r * LDK + u] = qi < pc.nq ? q8[((b * pc.nq + qi) * pc.q_stride + pc.q_off + h * D) / 8 + u] : uvec4(0);
   }
-  for (uint e = gl_LocalInvocationIndex; e < 64; e += NT) {
-    uint r = e / 4;
-    smem[IDX_BASE + r * LDS + e % 4] = floatBitsToUint(vec4(16 * r + (e % 4) * 4) + vec4(0, 1, 2, 3));
+  for (uint e = gl_LocalInvocationIndex; e < CM_M * SLD; e += NT) {
+    uint r = e / SLD, u = e % SLD;
+    smem[IDX_BASE + r * LDS + u] = floatBitsToUint(vec4(CM_N * r + u * 4) + vec4(0, 1, 2, 3));
   }
   barrier();
 
   // Route choice: QUAD when every element of this invocation lies in row g or g + 8 (g = lane/4);
   // bit i of upmask marks the elements in row g + 8.
+  uint upmask = 0;
+#if QUAD_POSSIBLE
   CM_F32ACC where = element_index();
   bool quad_ok = gl_SubgroupSize == 32 && where.length() <= 32;
-  uint upmask = 0;
   [[unroll]] for (int i = 0; i < where.length(); ++i) {
-    uint row = uint(where[i]) >> 4, g = lane >> 2;
+    uint row = uint(where[i]) / CM_N, g = lane >> 2;
     quad_ok = quad_ok && (row == g || row == g + 8);
     if (row >= 8) upmask |= 1u << i;
   }
-#ifdef ATTN_FORCE_GENERIC
-  quad_ok = false;
-#endif
   if (subgroupAll(quad_ok)) attend(true, upmask, warp, lane, q0);
   else attend(false, upmask, warp, lane, q0);
+#else
+  attend(false, upmask, warp, lane, q0);
+#endif
 }

@@ -40,6 +40,26 @@ z123_shader(NAME attention_d64_khrcm_generic_f16 SOURCE attention.comp
 z123_shader(NAME attention_d64_khrcm_cv_f16 SOURCE attention.comp
             DEFINES HEAD_DIM=64 ATTN_NV_COOPMAT COOPMAT_KHR COOPMAT_NV_CONVERT DTYPE_F16 REQUIRES NV_COOPMAT2
             TARGET_ENV vulkan1.3)
+# The KHR kernels again for the other fragment shapes (shaders/variants.cmake): the one the GEMMs
+# use is the attention's too (attention.cpp). The generic-route twin only where the quad route
+# exists (16-row fragments on 32-wide subgroups); the in-register P conversion only where P's
+# fragments are A's shape (CM_N = CM_K) on NVIDIA's shapes.
+foreach(shape ${Z123_KHR_SHAPES})
+  z123_khr_shape_defines(${shape} shape_defs)
+  z123_shader(NAME attention_d64_khrcm_${shape}_f16 SOURCE attention.comp
+              DEFINES HEAD_DIM=64 ATTN_NV_COOPMAT COOPMAT_KHR DTYPE_F16 ${shape_defs} REQUIRES KHR_COOPMAT
+              TARGET_ENV vulkan1.3)
+  if(shape MATCHES "^m16n8")
+    z123_shader(NAME attention_d64_khrcm_generic_${shape}_f16 SOURCE attention.comp
+                DEFINES HEAD_DIM=64 ATTN_NV_COOPMAT COOPMAT_KHR ATTN_FORCE_GENERIC DTYPE_F16 ${shape_defs}
+                REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3)
+  endif()
+  if(shape STREQUAL "m16n8k8")
+    z123_shader(NAME attention_d64_khrcm_cv_${shape}_f16 SOURCE attention.comp
+                DEFINES HEAD_DIM=64 ATTN_NV_COOPMAT COOPMAT_KHR COOPMAT_NV_CONVERT DTYPE_F16 ${shape_defs}
+                REQUIRES NV_COOPMAT2 TARGET_ENV vulkan1.3)
+  endif()
+endforeach()
 # Row softmax of fp32 scores into the storage type (the wide-head attention route of
 # kernels::softmax_rows, nets::vae_attention).
 z123_shader(NAME softmax_rows_f32 SOURCE softmax_rows.comp)

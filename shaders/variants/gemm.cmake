@@ -44,21 +44,9 @@ foreach(kind "" "_conv")
               DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BN=16 WARPS_M=8 WARPS_N=1 REQUIRES KHR_COOPMAT
               TARGET_ENV vulkan1.3)
   # The default and narrow tilings again for the other fragment shapes devices list (kernels.cpp
-  # khr_gemm_shapes picks; docs/devices.md): NVIDIA's 16x8x16 and 16x8x8, 16x16x16 on 64-wide
-  # subgroups (AMD RDNA3 in wave64), Intel's 8x16x16 (Xe2) and 8x8x16 (Arc) on 16-wide ones.
-  # Same source, other constants.
-  foreach(shape m16n8k16 m16n8k8 sg64 m8n16k16 m8n8k16)
-    if(shape STREQUAL "m16n8k16")
-      set(shape_defs CM_N=8)
-    elseif(shape STREQUAL "m16n8k8")
-      set(shape_defs CM_N=8 CM_K=8)
-    elseif(shape STREQUAL "sg64")
-      set(shape_defs SUBGROUP_SIZE=64)
-    elseif(shape STREQUAL "m8n16k16")
-      set(shape_defs CM_M=8 SUBGROUP_SIZE=16)
-    else()
-      set(shape_defs CM_M=8 CM_N=8 SUBGROUP_SIZE=16)
-    endif()
+  # khr_gemm_shapes picks; shaders/variants.cmake defines them). Same source, other constants.
+  foreach(shape ${Z123_KHR_SHAPES})
+    z123_khr_shape_defines(${shape} shape_defs)
     z123_shader(NAME gemm${kind}_khr_${shape}_f16 SOURCE gemm_coopmat_nv.comp
                 DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} ${shape_defs} REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3)
     z123_shader(NAME gemm${kind}_khr_narrow_${shape}_f16 SOURCE gemm_coopmat_nv.comp

@@ -466,8 +466,8 @@ protected:
     Attention::SetUp();
     if (!kernels::Kernels(device()).path_available(Path::KhrCoopMat))
       GTEST_SKIP() << "KHR cooperative matrix path not available on this device/build (needs a glslc with "
-                      "GL_KHR_cooperative_matrix, and VK_KHR_cooperative_matrix with 16x16x16 fp16 shapes at "
-                      "subgroup scope and 32-wide subgroups)";
+                      "GL_KHR_cooperative_matrix, and VK_KHR_cooperative_matrix with an fp16 shape the kernels are "
+                      "built for at a subgroup width the device can run)";
   }
 };
 
@@ -490,10 +490,28 @@ TEST_F(AttentionKhrCoopMat, GenericRowReductions) {
 
 TEST_F(AttentionKhrCoopMat, UnetLevel0) { check_unet_level0(device(), Path::KhrCoopMat); }
 
+// The attention follows the GEMMs' fragment shape and subgroup width (Z123_COOPMAT_SHAPE forces
+// one): its variant is that shape's, one fragment of query rows per subgroup, 8 subgroups.
+TEST_F(AttentionKhrCoopMat, TakesTheGemmFragmentShape) {
+  kernels::Kernels k(device());
+  k.set_attention_path(Path::KhrCoopMat);
+  const kernels::CoopmatShape* shape = k.khr_gemm_shape();
+  const kernels::AttentionKernel kernel = kernels::choose_attention_kernel(k, DType::F16, 64, false, true);
+  SCOPED_TRACE(kernel.shader);
+  EXPECT_EQ(kernel.shader.rfind("attention_d64_khrcm", 0), 0u);
+  EXPECT_NE(kernel.shader.find(std::string(shape->suffix) + "_f16"), std::string::npos);
+  EXPECT_EQ(kernel.queries_per_group, 8 * int64_t(shape->m));
+}
+
 // Both KHR variants whatever the default: P through shared memory (khrcm) and, where
-// VK_NV_cooperative_matrix2 is enabled, converted in registers (khrcm_cv).
+// VK_NV_cooperative_matrix2 is enabled and P's fragments have A's shape (16 x N x N on 32-wide
+// subgroups: the fragment shape is Z123_COOPMAT_SHAPE's where set), converted in registers
+// (khrcm_cv).
 TEST_F(AttentionKhrCoopMat, BothPRoutes) {
-  const bool convert = kernels::Kernels(device()).path_available(Path::NvCoopMat2);
+  kernels::Kernels k(device());
+  const kernels::CoopmatShape* shape = k.khr_gemm_shape();
+  const bool convert =
+      k.path_available(Path::NvCoopMat2) && shape->m == 16 && shape->n == shape->k && shape->subgroup == 32;
   for (const char* v : {"khrcm", "khrcm_cv"}) {
     if (std::string(v) == "khrcm_cv" && !convert) continue;
     SCOPED_TRACE(std::string("Z123_ATTN_VARIANT=") + v);

@@ -30,7 +30,8 @@ static_assert(sizeof(Push) == 64);
 // Queries per workgroup of each variant (must match shaders/variants/attention.cmake and the
 // coopmat tiling in shaders/common/attention_nv_coopmat.glsl).
 int64_t portable_queries_per_group(int64_t head_dim) { return head_dim == 512 ? 16 : 64; }
-constexpr int64_t kCoopmatQueriesPerGroup = 128;
+// 8 subgroups (ATTN_NW) of one fragment's rows each (ATTN_R = 1).
+int64_t coopmat_queries_per_group(uint32_t fragment_rows) { return 8 * int64_t(fragment_rows); }
 
 struct Operand {
   const Tensor* t;
@@ -147,9 +148,10 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
   const bool nv_fallback = kernels.attention_path() == Path::NvCoopMat2 && kernels.path_available(Path::NvCoopMat);
   const bool nv =
       (kernels.attention_path() == Path::NvCoopMat || nv_fallback) && kernels.device().info().subgroup_size == 32;
-  // The same kernel on KHR cooperative matrix, where the device lists its 16x16x16 fragments and
-  // can run 32-wide subgroups (required of the pipeline where that is not the device's only size).
+  // The same kernel on KHR cooperative matrix, on the fragment shape and subgroup width the GEMMs
+  // use (required of the pipeline where that is not the device's only width).
   const bool khr = kernels.attention_path() == Path::KhrCoopMat && kernels.khr_attention_available();
+  const CoopmatShape* shape = khr ? kernels.khr_gemm_shape() : nullptr;
   const bool coopmat = (nv || khr) && dtype == DType::F16 && attention_coopmat_supports(head_dim) && aligned;
   const std::string base = "attention_d" + std::to_string(head_dim);
   if (!coopmat) return {variant(base, dtype), portable_queries_per_group(head_dim), 0};
@@ -158,12 +160,16 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
   // (shared-memory) row reductions, which NVIDIA GPUs would otherwise never run.
   const char* generic = std::getenv("Z123_ATTN_COOPMAT_GENERIC");
   const bool force_generic = generic && std::string(generic) == "1";
+  // The generic twin exists for the shapes that have a quad route at all (16-row fragments on
+  // 32-wide subgroups); the others take the generic route anyway.
+  const bool quad_shape = !shape || (shape->m == 16 && shape->subgroup == 32);
   // KHR: P becomes an A operand in registers where NV cooperative matrix 2's conversions are on
-  // (the _cv variant: 1.83 -> 1.66 ms at level 0 on an H100, bench/NOTES.md session 6).
-  const bool khr_convert = khr && kernels.path_available(Path::NvCoopMat2);
-  std::string suffix = khr ? (force_generic ? "khrcm_generic"
-                              : khr_convert ? "khrcm_cv"
-                                            : "khrcm")
+  // and P's fragments have A's shape (the _cv variant: 1.83 -> 1.66 ms at level 0 on an H100,
+  // bench/NOTES.md session 6).
+  const bool khr_convert = khr && kernels.path_available(Path::NvCoopMat2) && quad_shape && shape->n == shape->k;
+  std::string suffix = khr ? (force_generic && quad_shape ? "khrcm_generic"
+                              : khr_convert               ? "khrcm_cv"
+                                                          : "khrcm")
                            : (force_generic ? "nvcm_generic" : "nvcm");
   // Measuring knob: Z123_ATTN_VARIANT=khrcm|khrcm_cv takes that KHR variant instead.
   if (const char* forced = std::getenv("Z123_ATTN_VARIANT"); forced && *forced) {
@@ -173,7 +179,9 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
                         kernels.device().info().name + "' (khrcm_cv needs VK_NV_cooperative_matrix2)");
     suffix = want;
   }
-  return {base + "_" + suffix + "_f16", kCoopmatQueriesPerGroup, khr ? coopmat_subgroup_size(kernels.device()) : 0};
+  if (!khr) return {base + "_" + suffix + "_f16", coopmat_queries_per_group(16), 0};
+  return {base + "_" + suffix + shape->suffix + "_f16", coopmat_queries_per_group(shape->m),
+          coopmat_subgroup_size(kernels.device(), shape->subgroup)};
 }
 
 void softmax_rows(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& y, float scale) {

@@ -132,11 +132,10 @@ uint32_t coopmat_subgroup_size(const vk::Device& device, uint32_t width) {
 }
 
 bool Kernels::khr_attention_available() const {
-  // The attention also converts accumulators to fp16, a type a device lists as a 16x16x16
-  // fp16-accumulating shape.
-  const auto& info = device_.info();
-  return khr_base_usable(device_) && info.has_coopmat_shape(16, 16, 16, kF16, kF16, kF32, kF32) &&
-         info.has_coopmat_shape(16, 16, 16, kF16, kF16, kF16, kF16) && info.can_require_subgroup_size(32);
+  // The attention runs on the GEMMs' fragment shape and subgroup width, and also converts
+  // accumulators to fp16: the device must list that shape with fp16 accumulators too.
+  return khr_shape_ &&
+         device_.info().has_coopmat_shape(khr_shape_->m, khr_shape_->n, khr_shape_->k, kF16, kF16, kF16, kF16);
 }
 
 bool Kernels::path_available(Path p) const {

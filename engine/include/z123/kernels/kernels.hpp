@@ -62,8 +62,8 @@ public:
   // The KHR GEMM kernels' fragment shape on this device (null where the KHR path is not
   // available). Z123_COOPMAT_SHAPE=MxNxK forces one of khr_gemm_shapes() the device lists.
   const CoopmatShape* khr_gemm_shape() const { return khr_shape_; }
-  // Whether the KHR attention kernel (16x16x16 fragments, fp32 and fp16 accumulators, 32-wide
-  // subgroups) can run here.
+  // Whether the KHR attention kernel can run here: on khr_gemm_shape(), which the device must
+  // also list with fp16 accumulators.
   bool khr_attention_available() const;
 
   const vk::Pipeline& pipeline(const std::string& shader, uint32_t buffers, uint32_t push_bytes,

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Every KHR fragment shape the GPU lists, forced in turn (Z123_COOPMAT_SHAPE; issue 13 item 1):
+# the attention kernel tests with the Vulkan validation layer, the end-to-end parity against the
+# official pipeline (fp16), and the time per image of each shape beside the default. Carry .gl,
+# .gl-val, .gpu (bench/stage_gpu_bins.sh) and .ref (../shared/gpu/README.md).
+#   bench/gpu_shapes.sh [SHAPE ...]   # default: 16x16x16 16x8x16 16x8x8
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/z123-out}; mkdir -p "$OUT"
+source .gl/vulkan-env.sh >/dev/null 2>&1
+[ -d .gpu/bin ] || tar xJf .gpu/bin.tar.xz -C .gpu
+B=.gpu/bin
+export LD_LIBRARY_PATH="$PWD/$B/lib" PYTHONUNBUFFERED=1 PYTHONPATH=.ref/src:.ref/diffusers-support:tests/reference:.ref
+export XDG_CACHE_HOME=/tmp/z123-cache __GL_SHADER_DISK_CACHE_PATH=/tmp/z123-nvcache
+stage() { echo "=== $1 ($(date +%T))"; }
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+SHAPES=${*:-16x16x16 16x8x16 16x8x8}
+IN=tests/data/golden/pipeline_input.png
+mkdir -p /tmp/vl && for f in .gl-val/*.deb; do dpkg -x "$f" /tmp/vl; done
+for s in $SHAPES; do
+  stage "attention kernel tests, $s, with the validation layer"
+  Z123_COOPMAT_SHAPE=$s VK_ADD_LAYER_PATH=/tmp/vl/usr/share/vulkan/explicit_layer.d \
+    LD_LIBRARY_PATH="/tmp/vl/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH" Z123_TEST_DEVICE=NVIDIA \
+    timeout 200 $B/test_kernels --gtest_filter='Attention*' > "$OUT/attention-tests-$s.txt" 2>&1
+  echo "test_kernels rc=$?"; grep -E "^\[  (PASSED|FAILED) |tests ran|FAILED  \]|SKIPPED \]" "$OUT/attention-tests-$s.txt" | head -12
+done
+[ -f /tmp/v12/model_index.json ] || $B/zero123pp-bench-make-model /tmp/v12 tests/data/v1.2-configs > /dev/null
+for s in $SHAPES; do
+  stage "ours, fp16, 28 steps, $s"
+  Z123_COOPMAT_SHAPE=$s timeout 120 $B/zero123pp-bench-e2e /tmp/v12 $IN --runs 3 > "$OUT/e2e-$s.txt" 2>&1
+  grep -E "^image|^engine" "$OUT/e2e-$s.txt"
+done
+stage "official pipeline with recorded noise, then parity per shape"
+timeout 200 python3 -c "
+import full_size_parity as f, pathlib
+f.make_model(pathlib.Path('/tmp/v12py'), 0)" 2>&1 | grep -E "Error" | tail -3
+timeout 200 python3 tests/reference/make_pipeline_golden.py /tmp/e2e --model /tmp/v12py --steps 28 \
+    --width 640 --height 960 --device cuda --no-cross-check > "$OUT/golden.log" 2>&1
+tail -1 "$OUT/golden.log"
+for s in $SHAPES; do
+  Z123_COOPMAT_SHAPE=$s timeout 120 $B/zero123pp-bench-e2e /tmp/v12py /tmp/e2e/pipeline_input.png \
+    --golden /tmp/e2e/pipeline.safetensors --runs 0 > "$OUT/parity-$s.txt" 2>&1
+  echo "parity $s: $(grep -E 'step 28|uint8' "$OUT/parity-$s.txt" | tr -s ' ' | tr '\n' ' ')"
+done
