@@ -9,16 +9,9 @@
 #                              # against the engine profile, kernel tests with validation
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-/tmp/z123-out}; mkdir -p "$OUT"
-source .gl/vulkan-env.sh >/dev/null 2>&1
-[ -d .gpu/bin ] || tar xJf .gpu/bin.tar.xz -C .gpu
-B=.gpu/bin
-export LD_LIBRARY_PATH="$PWD/$B/lib" PYTHONUNBUFFERED=1 PYTHONPATH=.ref/src:.ref/diffusers-support:tests/reference:.ref
-export XDG_CACHE_HOME=/tmp/z123-cache __GL_SHADER_DISK_CACHE_PATH=/tmp/z123-nvcache
-stage() { echo "=== $1 ($(date +%T))"; }
+source bench/gpu_env.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-IN=tests/data/golden/pipeline_input.png
-[ -f /tmp/v12/model_index.json ] || $B/zero123pp-bench-make-model /tmp/v12 tests/data/v1.2-configs > /dev/null
+make_model
 case "${1:-}" in
 speed)
   stage "official pipeline, fp16, 28 steps"
@@ -54,10 +47,7 @@ f.make_model(pathlib.Path('/tmp/v12py'), 0)" 2>&1 | grep -E "wrote|params|Error"
   timeout 200 $B/zero123pp-bench-kernels --profile "$OUT/profile.txt" --markdown "$OUT/kernels.md" > "$OUT/kernels.txt" 2>&1
   echo "bench-kernels rc=$?"; grep -v "dispatch:" "$OUT/kernels.txt" | tail -24
   stage "kernel tests on the GPU with the Vulkan 1.4.309 validation layer"
-  mkdir -p /tmp/vl && for f in .gl-val/*.deb; do dpkg -x "$f" /tmp/vl; done
-  VK_ADD_LAYER_PATH=/tmp/vl/usr/share/vulkan/explicit_layer.d \
-    LD_LIBRARY_PATH="/tmp/vl/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH" Z123_TEST_DEVICE=NVIDIA \
-    timeout 230 $B/test_kernels > "$OUT/kernel-tests.txt" 2>&1
+  Z123_TEST_DEVICE=NVIDIA with_validation timeout 230 $B/test_kernels > "$OUT/kernel-tests.txt" 2>&1
   echo "test_kernels rc=$?"; grep -E "^\[  (PASSED|FAILED) |tests ran|FAILED  \]" "$OUT/kernel-tests.txt" | head -30
   ;;
 *) echo "usage: bench/gpu_final.sh speed|check"; exit 2 ;;

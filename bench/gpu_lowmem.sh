@@ -7,16 +7,9 @@
 #   bench/gpu_lowmem.sh layouts    # both layouts only
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-/tmp/z123-out}; mkdir -p "$OUT"
-source .gl/vulkan-env.sh >/dev/null 2>&1
-[ -d .gpu/bin ] || tar xJf .gpu/bin.tar.xz -C .gpu
-B=.gpu/bin
-export LD_LIBRARY_PATH="$PWD/$B/lib" PYTHONUNBUFFERED=1 PYTHONPATH=.ref/src:.ref/diffusers-support:tests/reference:.ref
-export XDG_CACHE_HOME=/tmp/z123-cache __GL_SHADER_DISK_CACHE_PATH=/tmp/z123-nvcache
-stage() { echo "=== $1 ($(date +%T))"; }
+source bench/gpu_env.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-IN=tests/data/golden/pipeline_input.png
-[ -f /tmp/v12/model_index.json ] || $B/zero123pp-bench-make-model /tmp/v12 tests/data/v1.2-configs > /dev/null
+make_model
 for mode in normal low; do
   stage "ours, fp16, 28 steps, $mode memory layout"
   timeout 150 $B/zero123pp-bench-e2e /tmp/v12 $IN --runs 3 --memory $mode 2>&1 | tee "$OUT/e2e-$mode.txt" | grep -vE "^  |^open"

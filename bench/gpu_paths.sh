@@ -7,13 +7,9 @@
 #   bench/gpu_paths.sh [ROUTE...]
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-/tmp/z123-out}; mkdir -p "$OUT/paths"
-source .gl/vulkan-env.sh >/dev/null 2>&1
-[ -d .gpu/bin ] || tar xJf .gpu/bin.tar.xz -C .gpu
-B=.gpu/bin
-export LD_LIBRARY_PATH="$PWD/$B/lib" XDG_CACHE_HOME=/tmp/z123-cache __GL_SHADER_DISK_CACHE_PATH=/tmp/z123-nvcache
-IN=tests/data/golden/pipeline_input.png
-[ -f /tmp/v12/model_index.json ] || $B/zero123pp-bench-make-model /tmp/v12 tests/data/v1.2-configs > /dev/null
+source bench/gpu_env.sh
+mkdir -p "$OUT/paths"
+make_model
 routes=("$@")
 [ ${#routes[@]} -gt 0 ] || routes=(auto portable khr:16x16x16 khr:16x8x16 khr:16x8x8 nv)
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)

@@ -6,25 +6,16 @@
 #   bench/gpu_shapes.sh [SHAPE ...]   # default: 16x16x16 16x8x16 16x8x8
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-/tmp/z123-out}; mkdir -p "$OUT"
-source .gl/vulkan-env.sh >/dev/null 2>&1
-[ -d .gpu/bin ] || tar xJf .gpu/bin.tar.xz -C .gpu
-B=.gpu/bin
-export LD_LIBRARY_PATH="$PWD/$B/lib" PYTHONUNBUFFERED=1 PYTHONPATH=.ref/src:.ref/diffusers-support:tests/reference:.ref
-export XDG_CACHE_HOME=/tmp/z123-cache __GL_SHADER_DISK_CACHE_PATH=/tmp/z123-nvcache
-stage() { echo "=== $1 ($(date +%T))"; }
+source bench/gpu_env.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 SHAPES=${*:-16x16x16 16x8x16 16x8x8}
-IN=tests/data/golden/pipeline_input.png
-mkdir -p /tmp/vl && for f in .gl-val/*.deb; do dpkg -x "$f" /tmp/vl; done
 for s in $SHAPES; do
   stage "attention kernel tests, $s, with the validation layer"
-  Z123_COOPMAT_SHAPE=$s VK_ADD_LAYER_PATH=/tmp/vl/usr/share/vulkan/explicit_layer.d \
-    LD_LIBRARY_PATH="/tmp/vl/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH" Z123_TEST_DEVICE=NVIDIA \
+  Z123_COOPMAT_SHAPE=$s Z123_TEST_DEVICE=NVIDIA with_validation \
     timeout 200 $B/test_kernels --gtest_filter='Attention*' > "$OUT/attention-tests-$s.txt" 2>&1
   echo "test_kernels rc=$?"; grep -E "^\[  (PASSED|FAILED) |tests ran|FAILED  \]|SKIPPED \]" "$OUT/attention-tests-$s.txt" | head -12
 done
-[ -f /tmp/v12/model_index.json ] || $B/zero123pp-bench-make-model /tmp/v12 tests/data/v1.2-configs > /dev/null
+make_model
 for s in $SHAPES; do
   stage "ours, fp16, 28 steps, $s"
   Z123_COOPMAT_SHAPE=$s timeout 120 $B/zero123pp-bench-e2e /tmp/v12 $IN --runs 3 > "$OUT/e2e-$s.txt" 2>&1

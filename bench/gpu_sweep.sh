@@ -9,16 +9,10 @@
 #   bench/gpu_sweep.sh default tile-n160,Z123_GEMM_TILE=n160 cm2,Z123_KERNEL_PATH=nv2:khr
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-/tmp/z123-out}; mkdir -p "$OUT"
+source bench/gpu_env.sh
 R=/tmp/z123-sweep; rm -rf $R; mkdir -p $R
-source .gl/vulkan-env.sh >/dev/null 2>&1
-[ -d .gpu/bin ] || tar xJf .gpu/bin.tar.xz -C .gpu
-B=.gpu/bin
-export LD_LIBRARY_PATH="$PWD/$B/lib" XDG_CACHE_HOME=/tmp/z123-cache __GL_SHADER_DISK_CACHE_PATH=/tmp/z123-nvcache
-stage() { echo "=== $1 ($(date +%T))"; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $R/gpu.txt
-IN=tests/data/golden/pipeline_input.png
-[ -f /tmp/v12/model_index.json ] || $B/zero123pp-bench-make-model /tmp/v12 tests/data/v1.2-configs > /dev/null
+make_model
 for cfg in "$@"; do
   name=${cfg%%,*}
   rest=${cfg#"$name"}; IFS=, read -ra vars <<< "${rest#,}"
