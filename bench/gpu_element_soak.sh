@@ -2,7 +2,7 @@
 # The element soak of issue 12 on the GPU machine: tests/gst/test_soak.cpp (appsrc ! zero123pp !
 # appsink, new caps every 5 frames, different pixels every frame) run long on the GPU instead of
 # lavapipe. The GPU machine has no GStreamer, so bench/stage_gst_bundle.sh packs this build's
-# test_gst and plugin with Debian 12's GStreamer, GLib and appsrc/appsink plugin into
+# test_gst_soak and plugin with Debian 12's GStreamer, GLib and appsrc/appsink plugin into
 # .gpu/gst.tar.xz (carry .gl and .gpu). Runs:
 #   1. the bundled tiny model at the default 640x960 output, 2,000 frames, 4 steps each;
 #   2. the full-size random v1.2 model, 50 frames at 28 steps (made with
@@ -26,7 +26,7 @@ run_soak() { # $1: name, then environment assignments
   local name=$1; shift
   sample_memory "$OUT/element-soak-$name-device-mib.txt" & local sampler=$!
   echo "=== $name ($(date +%T))"
-  env "$@" timeout 560 "$G/test_gst" --gtest_filter='GstSoak.*' 2>&1 | tee "$OUT/element-soak-$name.txt"
+  env "$@" timeout 560 "$G/test_gst_soak" --gtest_filter='GstSoak.*' 2>&1 | tee "$OUT/element-soak-$name.txt"
   kill $sampler
 }
 case ${1:-tiny} in

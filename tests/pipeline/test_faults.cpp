@@ -4,7 +4,9 @@
 // its 1st, 2nd, 3rd, 5th, 8th, ... call, until the call count runs past what one open and one
 // generation make. Each failure must surface as a z123::Error of the expected kind whose message
 // names what failed; afterwards, with nothing armed, a new engine opens and gives the same image
-// as before, with no validation error, and no file descriptor has leaked.
+// as before, with no validation error, and no file descriptor has leaked. The low-memory layout
+// (its turn-memory reservation, host copies and the copy back before sampling) goes through the
+// allocation, submission and wait points as well.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -19,9 +21,10 @@ using namespace z123;
 
 namespace {
 
-EngineOptions tiny_options() {
+EngineOptions tiny_options(const char* memory = "auto") {
   EngineOptions eo;
   eo.validation = true;
+  eo.memory = memory;
   if (const char* d = std::getenv("Z123_TEST_DEVICE")) eo.device = d;
   return eo;
 }
@@ -40,7 +43,8 @@ GenerateOptions quick() {
 struct Expectation {
   FaultPoint point;
   ErrorKind kind;
-  const char* names; // a part of the message that says what failed
+  const char* names;           // a part of the message that says what failed
+  const char* memory = "auto"; // EngineOptions::memory
 };
 
 class FaultInjection : public ::testing::TestWithParam<Expectation> {
@@ -62,7 +66,7 @@ TEST_P(FaultInjection, EveryFailureIsAClearErrorAndTheEngineRecovers) {
     arm_fault(e.point, a, /*sticky=*/e.point == FaultPoint::Submit || e.point == FaultPoint::Wait);
     bool failed = false;
     try {
-      auto engine = Engine::open(test::fast_model_dir(), tiny_options());
+      auto engine = Engine::open(test::fast_model_dir(), tiny_options(e.memory));
       const Image got = engine->generate(input, quick()).image;
       EXPECT_EQ(got.pixels, reference.pixels) << "no error, so the result must be right";
     } catch (const Error& err) {
@@ -76,7 +80,7 @@ TEST_P(FaultInjection, EveryFailureIsAClearErrorAndTheEngineRecovers) {
   }
   EXPECT_GE(failures, 1) << "the fault point was never reached";
 
-  auto engine = Engine::open(test::fast_model_dir(), tiny_options());
+  auto engine = Engine::open(test::fast_model_dir(), tiny_options(e.memory));
   EXPECT_EQ(engine->generate(input, quick()).image.pixels, reference.pixels);
   EXPECT_EQ(engine->validation_errors(), 0u);
   engine.reset();
@@ -91,4 +95,11 @@ INSTANTIATE_TEST_SUITE_P(
                       Expectation{FaultPoint::Submit, ErrorKind::Vulkan, "VK_ERROR_DEVICE_LOST"},
                       Expectation{FaultPoint::Wait, ErrorKind::Vulkan, "VK_ERROR_DEVICE_LOST"},
                       Expectation{FaultPoint::FileRead, ErrorKind::Io, "reading tensor"}),
+    [](const ::testing::TestParamInfo<Expectation>& p) { return std::string(fault_point_name(p.param.point)); });
+
+INSTANTIATE_TEST_SUITE_P(
+    LowMemory, FaultInjection,
+    ::testing::Values(Expectation{FaultPoint::AllocateMemory, ErrorKind::OutOfMemory, "allocating", "low"},
+                      Expectation{FaultPoint::Submit, ErrorKind::Vulkan, "VK_ERROR_DEVICE_LOST", "low"},
+                      Expectation{FaultPoint::Wait, ErrorKind::Vulkan, "VK_ERROR_DEVICE_LOST", "low"}),
     [](const ::testing::TestParamInfo<Expectation>& p) { return std::string(fault_point_name(p.param.point)); });
