@@ -80,6 +80,19 @@ TEST(EngineApi, LowMemoryModeGivesTheSameImages) {
   EXPECT_EQ(low->generate(input, two_steps).image.pixels, a.pixels);
   EXPECT_EQ(low->generate(input, other).image.pixels, b.pixels);
   EXPECT_EQ(low->generate(input, two_steps).image.pixels, a.pixels);
+  EXPECT_NE(low->memory_report().find("low-memory layout"), std::string::npos) << low->memory_report();
+  // From inside a running call the report would wait for itself: refused instead.
+  GenerateOptions asking = quick(5);
+  bool refused = false;
+  asking.on_step = [&](int, int) {
+    try {
+      low->memory_report();
+    } catch (const Error& e) {
+      refused = e.kind() == ErrorKind::InvalidArgument;
+    }
+  };
+  low->generate(input, asking);
+  EXPECT_TRUE(refused);
   EXPECT_EQ(low->validation_errors(), 0u);
   try {
     open_model(test::fast_model_dir(), "tiny");

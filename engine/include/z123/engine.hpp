@@ -165,7 +165,8 @@ public:
   uint64_t weight_bytes() const;
   // Where the memory goes, as indented lines (weights per network and where they live, the
   // scratch pools, the step's caches, the allocator's device-local total and peak), for
-  // --verbose and benches. Scratch pools are sized by the programs recorded so far.
+  // --verbose and benches. Scratch pools are sized by the programs recorded so far. Waits for a
+  // running generate(); from inside its on_step callback it throws InvalidArgument.
   std::string memory_report() const;
   double load_ms() const;
   const LoadReport& load_report() const;

@@ -301,6 +301,10 @@ double Engine::load_ms() const { return impl_->load.total_ms; }
 const LoadReport& Engine::load_report() const { return impl_->load; }
 
 std::string Engine::memory_report() const {
+  // The pools change while generate() runs: wait for it, but not from inside its callback (the
+  // same thread holds the lock).
+  if (impl_->generating.load() == std::this_thread::get_id())
+    throw invalid_argument("memory_report() called from inside generate() (its on_step callback): call it after");
   std::lock_guard<std::mutex> lock(impl_->mutex);
   const Impl& m = *impl_;
   auto mib = [](uint64_t b) { return static_cast<int>(b >> 20); };
