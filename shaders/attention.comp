@@ -12,8 +12,11 @@
 //   ATTN_NV_COOPMAT       cooperative-matrix path (fp16 only; tensor cores): GL_NV_cooperative_matrix,
 //                         or GL_KHR_cooperative_matrix with COOPMAT_KHR as well
 //   ATTN_NV_COOPMAT2      GL_NV_cooperative_matrix2 path (fp16 only, not causal)
+//   ATTN_TILED            register-tiled portable path, head sizes up to 64: ATTN_NT invocations,
+//                         ATTN_RO query rows and ATTN_KS keys per invocation
 //   portable tiling:      ATTN_DSPLIT (invocations per query), ATTN_QB (queries per workgroup),
-//                         ATTN_BK (keys per shared-memory tile)
+//                         ATTN_BK (keys per shared-memory tile); the one-query-per-invocation
+//                         path, for head sizes the tiled one does not take (80, 512)
 //
 // Bindings: 0 Q, 1 K, 2 V, 3 K2, 4 V2, 5 out [B, Nq, H*D]. Dispatch: (query blocks, H, B).
 #extension GL_EXT_control_flow_attributes : enable
@@ -35,6 +38,8 @@ layout(push_constant) uniform Push {
 #include "common/attention_nv_coopmat2.glsl"
 #elif defined(ATTN_NV_COOPMAT)
 #include "common/attention_nv_coopmat.glsl"
+#elif defined(ATTN_TILED)
+#include "common/attention_tiled.glsl"
 #else
 #include "common/attention_portable.glsl"
 #endif

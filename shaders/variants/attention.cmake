@@ -1,20 +1,29 @@
 # Attention (shaders/attention.comp): portable variants per head size and storage type, and the
-# NV cooperative-matrix (tensor core) variants, fp16 only. Portable tiling per head size:
-#   D 16/32/64/80: one invocation per query, 64 queries per workgroup, 32-key tiles
-#            (K/V tiles 4/8/16/20 KiB + 8 KiB of scores: 12/16/24/28 KiB shared);
-#   D 512:   8 invocations per query (64 columns each), 16 queries, 4-key tiles (18 KiB shared),
-#            so the VAE's single 512-wide head fits lavapipe's 32 KiB of shared memory.
+# NV cooperative-matrix (tensor core) variants, fp16 only.
+# Portable, head sizes 16/32/64: the register-tiled kernel (common/attention_tiled.glsl), 4 query
+# rows per invocation, in two sizes chosen by the device's shared memory (attention.cpp):
+#   _t128 128 invocations, for 32 KiB (lavapipe): D 16/32/64 take 128/64/32 queries, 16/32/32-key
+#         tiles, 21/27/30 KiB;
+#   _t256 256 invocations, twice the queries, for 48 KiB (39/45/45 KiB).
+# Portable, head sizes 80 and 512: one invocation per query (common/attention_portable.glsl):
+#   D 80:  64 queries per workgroup, 32-key tiles (20 KiB of K/V + 8 KiB of scores);
+#   D 512: 8 invocations per query (64 columns each), 16 queries, 4-key tiles (18 KiB shared),
+#          so the VAE's single 512-wide head fits lavapipe's 32 KiB of shared memory.
 foreach(dt f32 f16)
   set(dt_defs "")
   if(dt STREQUAL "f16")
     set(dt_defs DTYPE_F16)
   endif()
-  z123_shader(NAME attention_d16_${dt} SOURCE attention.comp
-              DEFINES HEAD_DIM=16 ATTN_DSPLIT=1 ATTN_QB=64 ATTN_BK=32 ${dt_defs})
-  z123_shader(NAME attention_d32_${dt} SOURCE attention.comp
-              DEFINES HEAD_DIM=32 ATTN_DSPLIT=1 ATTN_QB=64 ATTN_BK=32 ${dt_defs})
-  z123_shader(NAME attention_d64_${dt} SOURCE attention.comp
-              DEFINES HEAD_DIM=64 ATTN_DSPLIT=1 ATTN_QB=64 ATTN_BK=32 ${dt_defs})
+  foreach(d 16 32 64)
+    set(ks 4)
+    if(d EQUAL 64)
+      set(ks 2) # 32-key tiles: 64 would not fit 32 KiB
+    endif()
+    foreach(nt 128 256)
+      z123_shader(NAME attention_d${d}_t${nt}_${dt} SOURCE attention.comp
+                  DEFINES HEAD_DIM=${d} ATTN_TILED ATTN_NT=${nt} ATTN_RO=4 ATTN_KS=${ks} ${dt_defs})
+    endforeach()
+  endforeach()
   z123_shader(NAME attention_d80_${dt} SOURCE attention.comp
               DEFINES HEAD_DIM=80 ATTN_DSPLIT=1 ATTN_QB=64 ATTN_BK=32 ${dt_defs})
   z123_shader(NAME attention_d512_${dt} SOURCE attention.comp

@@ -31,13 +31,14 @@ struct Case {
   bool causal = false;
   float scale = 0;     // 0: kernel default 1/sqrt(D)
   float magnitude = 1; // inputs uniform in [-magnitude, magnitude)
-  bool fused = false;  // q/k/v are windows of one [B, N, 3HD+8] tensor (needs nq == nk), k2/v2 of one [B, Nk2, 2HD]
+  bool fused = false;  // q/k/v are windows of one [B, N, 3HD+lead] tensor (needs nq == nk), k2/v2 of one [B, Nk2, 2HD]
+  int64_t lead = 8;    // fused: elements before the Q window (not a multiple of 4: element-wise loads)
   Path path = Path::Portable;
 
   std::string describe() const {
     return std::string(dtype_name(dtype)) + " B" + std::to_string(batch) + " H" + std::to_string(heads) + " D" +
            std::to_string(head_dim) + " Nq" + std::to_string(nq) + " Nk" + std::to_string(nk) + "+" +
-           std::to_string(nk2) + (causal ? " causal" : "") + (fused ? " fused" : "") + " x" +
+           std::to_string(nk2) + (causal ? " causal" : "") + (fused ? " fused+" + std::to_string(lead) : "") + " x" +
            std::to_string(magnitude) + " " + kernels::path_name(path);
   }
 };
@@ -92,16 +93,17 @@ protected:
     AttnOperand q, k, v, k2, v2;
     test::RefAttnOperand rq, rk, rv, rk2, rv2;
     if (c.fused) {
-      // [B, N, 8 | Q | K | V]: stride from the tensor (row_stride 0), windows at 8, HD+8, 2HD+8.
+      // [B, N, lead | Q | K | V]: stride from the tensor (row_stride 0), windows at lead, HD+lead, 2HD+lead.
       EXPECT_EQ(c.nq, c.nk);
-      inputs.push_back(make_input(device(), c, {c.batch, c.nq, 3 * hd + 8}, seed, "qkv"));
+      const int64_t w = 3 * hd + c.lead;
+      inputs.push_back(make_input(device(), c, {c.batch, c.nq, w}, seed, "qkv"));
       const HostTensor& f = inputs.back();
-      q = {&f.t, 0, 8};
-      k = {&f.t, 0, hd + 8};
-      v = {&f.t, 0, 2 * hd + 8};
-      rq = {&f.data, c.nq, 3 * hd + 8, 8};
-      rk = {&f.data, c.nk, 3 * hd + 8, hd + 8};
-      rv = {&f.data, c.nk, 3 * hd + 8, 2 * hd + 8};
+      q = {&f.t, 0, c.lead};
+      k = {&f.t, 0, hd + c.lead};
+      v = {&f.t, 0, 2 * hd + c.lead};
+      rq = {&f.data, c.nq, w, c.lead};
+      rk = {&f.data, c.nk, w, hd + c.lead};
+      rv = {&f.data, c.nk, w, 2 * hd + c.lead};
       if (c.nk2 > 0) {
         inputs.push_back(make_input(device(), c, {c.batch, c.nk2, 2 * hd}, seed + 1, "kv2"));
         const HostTensor& g = inputs.back();
@@ -179,6 +181,10 @@ TEST_F(Attention, FusedQkvWindows) {
   c.nq = c.nk = 45;
   c.nk2 = 21;
   c.fused = true;
+  for (DType dt : kDtypes) check(with(c, dt));
+  // Windows at odd offsets: the kernels that read 4 elements at a time (the tiled portable one)
+  // fall back to element-wise loads.
+  c.lead = 3;
   for (DType dt : kDtypes) check(with(c, dt));
 }
 

@@ -30,6 +30,13 @@ static_assert(sizeof(Push) == 64);
 // Queries per workgroup of each variant (must match shaders/variants/attention.cmake and the
 // coopmat tiling in shaders/common/attention_nv_coopmat.glsl).
 int64_t portable_queries_per_group(int64_t head_dim) { return head_dim == 512 ? 16 : 64; }
+// The register-tiled portable kernel (common/attention_tiled.glsl): invocations / (D / 4) row
+// groups of 4 rows (ATTN_RO).
+int64_t tiled_queries_per_group(int64_t head_dim, int64_t invocations) { return invocations / (head_dim / 4) * 4; }
+bool tiled_supports(int64_t head_dim) { return head_dim == 16 || head_dim == 32 || head_dim == 64; }
+// Its larger size (256 invocations) needs up to 45 KiB of shared memory; devices that have less
+// (lavapipe: 32 KiB) take the 128-invocation one (up to 30 KiB).
+constexpr uint32_t kTiled256SharedBytes = 48 * 1024;
 // 8 subgroups (ATTN_NW) of one fragment's rows each (ATTN_R = 1).
 int64_t coopmat_queries_per_group(uint32_t fragment_rows) { return 8 * int64_t(fragment_rows); }
 
@@ -125,7 +132,11 @@ void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, AttnOpera
 
   const std::string shape = std::to_string(batch) + "x" + std::to_string(p.heads) + "x" + std::to_string(q.n) + "x" +
                             std::to_string(k.n + (second ? k2.n : 0)) + "x" + std::to_string(p.head_dim);
-  const vk::Pipeline& pipe = kernels.pipeline(kernel.shader, 6, sizeof(Push), {}, kernel.subgroup);
+  auto by4 = [](const Operand& o) { return o.stride % 4 == 0 && o.offset % 4 == 0; };
+  const bool vec4 = by4(q) && by4(k) && by4(v) && (!second || (by4(k2) && by4(v2)));
+  const vk::Pipeline& pipe = kernels.pipeline(
+      kernel.shader, 6, sizeof(Push),
+      kernel.takes_vec4 ? std::vector<uint32_t>{vec4 ? 1u : 0u} : std::vector<uint32_t>{}, kernel.subgroup);
   rec.dispatch(pipe,
                {vk::in(q.t->buf()), vk::in(k.t->buf()), vk::in(v.t->buf()), vk::in(k2.t->buf()), vk::in(v2.t->buf()),
                 vk::out(out.buf())},
@@ -154,6 +165,10 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
   const CoopmatShape* shape = khr ? kernels.khr_gemm_shape() : nullptr;
   const bool coopmat = (nv || khr) && dtype == DType::F16 && attention_coopmat_supports(head_dim) && aligned;
   const std::string base = "attention_d" + std::to_string(head_dim);
+  if (!coopmat && tiled_supports(head_dim)) {
+    const int64_t nt = kernels.device().info().max_shared_memory >= kTiled256SharedBytes ? 256 : 128;
+    return {variant(base + "_t" + std::to_string(nt), dtype), tiled_queries_per_group(head_dim, nt), 0, true};
+  }
   if (!coopmat) return {variant(base, dtype), portable_queries_per_group(head_dim), 0};
 
   // Test knob: Z123_ATTN_COOPMAT_GENERIC=1 takes the coopmat variant with the generic

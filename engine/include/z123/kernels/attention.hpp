@@ -60,6 +60,7 @@ struct AttentionKernel {
   std::string shader;
   int64_t queries_per_group;
   uint32_t subgroup;
+  bool takes_vec4 = false; // spec constant 0: 4-element loads where strides and offsets allow
 };
 AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int64_t head_dim, bool causal,
                                         bool aligned);

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The portable path (Z123_FORCE_PORTABLE=1) on the GPU machine (issue 13 item 2): its kernel tests
+# with the Vulkan validation layer (the attention's 128-invocation size runs only on devices with
+# 48 KiB of shared memory, so not on lavapipe), the time per image with a profile, and the
+# end-to-end parity against the official pipeline in fp16 and fp32. Carry .gl, .gl-val, .gpu
+# (bench/stage_gpu_bins.sh) and .ref (../shared/gpu/README.md).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+source bench/gpu_env.sh
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+export Z123_FORCE_PORTABLE=1
+stage "portable kernel tests (attention, GEMM, conv), with the validation layer"
+Z123_TEST_DEVICE=NVIDIA with_validation timeout 300 $B/test_kernels \
+  --gtest_filter='Attention.*:*WideAttention*:*Gemm*:*Conv*' > "$OUT/portable-kernel-tests.txt" 2>&1
+echo "test_kernels rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED  \]" "$OUT/portable-kernel-tests.txt" | head -12
+make_model
+stage "ours, portable, fp16, 28 steps"
+timeout 150 $B/zero123pp-bench-e2e /tmp/v12 $IN --runs 2 > "$OUT/e2e-portable.txt" 2>&1
+grep -E "^image|^engine" "$OUT/e2e-portable.txt"
+stage "profile, portable"
+Z123_PROFILE=1 timeout 120 $B/zero123pp-bench-e2e /tmp/v12 $IN --runs 1 > "$OUT/profile-portable.txt" 2>&1
+grep -E "attention|GPU time" "$OUT/profile-portable.txt" | head -12
+stage "official pipeline with recorded noise, then portable parity fp16 and fp32"
+timeout 200 python3 -c "
+import full_size_parity as f, pathlib
+f.make_model(pathlib.Path('/tmp/v12py'), 0)" 2>&1 | grep -E "Error" | tail -3
+timeout 200 python3 tests/reference/make_pipeline_golden.py /tmp/e2e --model /tmp/v12py --steps 28 \
+    --width 640 --height 960 --device cuda --no-cross-check > "$OUT/golden.log" 2>&1
+tail -1 "$OUT/golden.log"
+for p in f16 f32; do
+  timeout 150 $B/zero123pp-bench-e2e /tmp/v12py /tmp/e2e/pipeline_input.png --golden /tmp/e2e/pipeline.safetensors \
+    --runs 0 --precision $p > "$OUT/parity-portable-$p.txt" 2>&1
+  echo "parity portable $p: $(grep -E 'step 28|uint8' "$OUT/parity-portable-$p.txt" | tr -s ' ' | tr '\n' ' ')"
+done
