@@ -29,14 +29,8 @@ speed)
   grep -E "^open|image|real|closed|wrote" "$OUT/open.txt"
   ;;
 check)
-  stage "random full-size v1.2 folder (PyTorch modules)"
-  timeout 200 python3 -c "
-import full_size_parity as f, pathlib
-f.make_model(pathlib.Path('/tmp/v12py'), 0)" 2>&1 | grep -E "wrote|params|Error" | tail -6
-  stage "official pipeline run with recorded noise (fp32, 28 steps, 640x960)"
-  timeout 200 python3 tests/reference/make_pipeline_golden.py /tmp/e2e --model /tmp/v12py --steps 28 \
-      --width 640 --height 960 --device cuda --no-cross-check > "$OUT/golden.log" 2>&1
-  tail -3 "$OUT/golden.log"
+  stage "official pipeline run with recorded noise (fp32, 28 steps, 640x960), random full-size folder"
+  make_golden
   stage "ours: end-to-end parity, fp16 and fp32"
   timeout 120 $B/zero123pp-bench-e2e /tmp/v12py /tmp/e2e/pipeline_input.png --golden /tmp/e2e/pipeline.safetensors \
       --runs 1 2>&1 | tee "$OUT/parity-f16.txt"

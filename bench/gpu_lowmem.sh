@@ -19,12 +19,7 @@ done
 cmp "$OUT/image-normal.png" "$OUT/image-low.png" && echo "images: identical bytes"
 [ "${1:-}" = layouts ] && exit 0
 stage "random full-size v1.2 folder (PyTorch modules) and the official pipeline with recorded noise"
-timeout 200 python3 -c "
-import full_size_parity as f, pathlib
-f.make_model(pathlib.Path('/tmp/v12py'), 0)" 2>&1 | grep -E "wrote|params|Error" | tail -6
-timeout 200 python3 tests/reference/make_pipeline_golden.py /tmp/e2e --model /tmp/v12py --steps 28 \
-    --width 640 --height 960 --device cuda --no-cross-check > "$OUT/golden.log" 2>&1
-tail -3 "$OUT/golden.log"
+make_golden
 stage "ours, low memory layout: end-to-end parity, fp16 and fp32"
 timeout 120 $B/zero123pp-bench-e2e /tmp/v12py /tmp/e2e/pipeline_input.png --golden /tmp/e2e/pipeline.safetensors \
     --runs 1 --memory low 2>&1 | tee "$OUT/parity-low-f16.txt" | grep -vE "^  |^open"

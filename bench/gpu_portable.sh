@@ -21,12 +21,7 @@ stage "profile, portable"
 Z123_PROFILE=1 timeout 120 $B/zero123pp-bench-e2e /tmp/v12 $IN --runs 1 > "$OUT/profile-portable.txt" 2>&1
 grep -E "attention|GPU time" "$OUT/profile-portable.txt" | head -12
 stage "official pipeline with recorded noise, then portable parity fp16 and fp32"
-timeout 200 python3 -c "
-import full_size_parity as f, pathlib
-f.make_model(pathlib.Path('/tmp/v12py'), 0)" 2>&1 | grep -E "Error" | tail -3
-timeout 200 python3 tests/reference/make_pipeline_golden.py /tmp/e2e --model /tmp/v12py --steps 28 \
-    --width 640 --height 960 --device cuda --no-cross-check > "$OUT/golden.log" 2>&1
-tail -1 "$OUT/golden.log"
+make_golden
 for p in f16 f32; do
   timeout 150 $B/zero123pp-bench-e2e /tmp/v12py /tmp/e2e/pipeline_input.png --golden /tmp/e2e/pipeline.safetensors \
     --runs 0 --precision $p > "$OUT/parity-portable-$p.txt" 2>&1

@@ -22,12 +22,7 @@ for s in $SHAPES; do
   grep -E "^image|^engine" "$OUT/e2e-$s.txt"
 done
 stage "official pipeline with recorded noise, then parity per shape"
-timeout 200 python3 -c "
-import full_size_parity as f, pathlib
-f.make_model(pathlib.Path('/tmp/v12py'), 0)" 2>&1 | grep -E "Error" | tail -3
-timeout 200 python3 tests/reference/make_pipeline_golden.py /tmp/e2e --model /tmp/v12py --steps 28 \
-    --width 640 --height 960 --device cuda --no-cross-check > "$OUT/golden.log" 2>&1
-tail -1 "$OUT/golden.log"
+make_golden
 for s in $SHAPES; do
   Z123_COOPMAT_SHAPE=$s timeout 120 $B/zero123pp-bench-e2e /tmp/v12py /tmp/e2e/pipeline_input.png \
     --golden /tmp/e2e/pipeline.safetensors --runs 0 > "$OUT/parity-$s.txt" 2>&1

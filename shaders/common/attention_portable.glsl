@@ -26,23 +26,11 @@
 
 layout(local_size_x = WG) in;
 
-layout(std430, binding = 0) readonly buffer QBuf { STORE_T q_buf[]; };
-layout(std430, binding = 1) readonly buffer KBuf { STORE_T k_buf[]; };
-layout(std430, binding = 2) readonly buffer VBuf { STORE_T v_buf[]; };
-layout(std430, binding = 3) readonly buffer K2Buf { STORE_T k2_buf[]; };
-layout(std430, binding = 4) readonly buffer V2Buf { STORE_T v2_buf[]; };
-layout(std430, binding = 5) writeonly buffer OBuf { STORE_T o_buf[]; };
+#include "common/attention_scalar_io.glsl"
 
 shared vec4 k_sh[ATTN_BK * DV4];
 shared vec4 v_sh[ATTN_BK * DV4];
 shared float s_sh[ATTN_BK * WG]; // (partial) scores of the tile, [key][invocation]
-
-// Masked scores: far below any real score, so exp2(masked - max) is exactly 0 without a branch,
-// yet finite, so the running max never meets inf - inf.
-const float MASKED = -3.0e38;
-const float M_INIT = -1.0e30;
-
-#define LOAD4(buf, base) vec4(float(buf[(base)]), float(buf[(base) + 1]), float(buf[(base) + 2]), float(buf[(base) + 3]))
 
 // Stages keys/values t0 .. t0+BK-1 of the joined sequence [K; K2] (zeros past the end).
 void load_kv_tile(uint b, uint h, uint t0, uint nkt) {
@@ -52,12 +40,12 @@ void load_kv_tile(uint b, uint h, uint t0, uint nkt) {
     vec4 kv = vec4(0), vv = vec4(0);
     if (j < pc.nk) {
       uint row = b * pc.nk + j;
-      kv = LOAD4(k_buf, row * pc.k_stride + pc.k_off + c);
-      vv = LOAD4(v_buf, row * pc.v_stride + pc.v_off + c);
+      kv = LOAD4S(k_buf, row * pc.k_stride + pc.k_off + c);
+      vv = LOAD4S(v_buf, row * pc.v_stride + pc.v_off + c);
     } else if (j < nkt) {
       uint row = b * pc.nk2 + (j - pc.nk);
-      kv = LOAD4(k2_buf, row * pc.k2_stride + pc.k2_off + c);
-      vv = LOAD4(v2_buf, row * pc.v2_stride + pc.v2_off + c);
+      kv = LOAD4S(k2_buf, row * pc.k2_stride + pc.k2_off + c);
+      vv = LOAD4S(v2_buf, row * pc.v2_stride + pc.v2_off + c);
     }
     k_sh[idx] = kv;
     v_sh[idx] = vv;
@@ -86,7 +74,7 @@ void main() {
   vec4 q[NV4];
   [[unroll]] for (uint k = 0; k < NV4; ++k) {
     uint c = (k * ATTN_DSPLIT + part) * 4;
-    q[k] = q_valid ? LOAD4(q_buf, (b * pc.nq + qi) * pc.q_stride + pc.q_off + h * D + c) * pc.scale_log2 : vec4(0);
+    q[k] = q_valid ? LOAD4S(q_buf, (b * pc.nq + qi) * pc.q_stride + pc.q_off + h * D + c) * pc.scale_log2 : vec4(0);
   }
 
   vec4 acc[NV4];

@@ -46,12 +46,7 @@
 
 layout(local_size_x = NT) in;
 
-layout(std430, binding = 0) readonly buffer QBuf { STORE_T q_buf[]; };
-layout(std430, binding = 1) readonly buffer KBuf { STORE_T k_buf[]; };
-layout(std430, binding = 2) readonly buffer VBuf { STORE_T v_buf[]; };
-layout(std430, binding = 3) readonly buffer K2Buf { STORE_T k2_buf[]; };
-layout(std430, binding = 4) readonly buffer V2Buf { STORE_T v2_buf[]; };
-layout(std430, binding = 5) writeonly buffer OBuf { STORE_T o_buf[]; };
+#include "common/attention_scalar_io.glsl"
 // The same buffers read 4 elements at a time (one 8- or 16-byte load): spec constant VEC4, set
 // where every row stride and column offset is a multiple of 4 (attention.cpp).
 layout(constant_id = 0) const bool VEC4 = false;
@@ -74,10 +69,6 @@ shared vec4 v_sh[BK * D / 4];    // V:  [key][d]
 shared vec4 p_sh[BK * QP / 4];   // P:  [key][query]
 shared vec4 red_sh[TC * QP / 4]; // per-invocation row partials: [column group][query]
 
-const float MASKED = -3.0e38; // exp2(MASKED - max) is 0, and the running max stays finite
-const float M_INIT = -1.0e30;
-
-#define LOAD4S(buf, base) vec4(float(buf[(base)]), float(buf[(base) + 1]), float(buf[(base) + 2]), float(buf[(base) + 3]))
 #define LOAD4(buf, base) (VEC4 ? UNPACK4(buf##_v[(base) / 4]) : LOAD4S(buf##_buf, base))
 
 // Key j of the joined sequence [K; K2] (or V), 4 elements from column c of head h; zero past the end.
