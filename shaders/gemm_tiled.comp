@@ -8,8 +8,13 @@
 // 8 x 8), where the plain portable kernel (gemm.comp) reads every operand from global memory
 // itself. The next K step's tiles load into registers while this one is multiplied
 // (common/gemm_tile_loader.glsl, shared with the cooperative-matrix kernel, as are split K and
-// the conv loader). 20 KiB of shared memory at the default tiling: fits every device.
-// Defines: DTYPE_F16 (required), CONV; BM, BN, BK, TX, TY (TM = BM / TY, TN = BN / TX).
+// the conv loader). 20 KiB of shared memory at the default tiling (10 with F16_ARITH): fits every
+// device.
+// With F16_ARITH the tiles stay fp16 in shared memory and the products run as packed f16vec2
+// multiply-adds (two per instruction where the device has packed fp16 ALUs, as NVIDIA, AMD and
+// Intel GPUs do: twice the fp32 rate), summed in fp16 over one K step (BK / 2 products per half)
+// and then added into the fp32 accumulators, so rounding grows with BK, not with K.
+// Defines: DTYPE_F16 (required), CONV, F16_ARITH; BM, BN, BK, TX, TY (TM = BM / TY, TN = BN / TX).
 #extension GL_EXT_control_flow_attributes : require
 
 #ifndef DTYPE_F16
@@ -41,23 +46,33 @@ layout(local_size_x = NTHREADS) in;
 layout(constant_id = 0) const bool VEC8 = false;
 #include "common/gemm_tile_loader.glsl"
 
-#define LDV (BK / 4 + 1) // vec4 per tile row, one of padding
-shared vec4 a_sh[BM * LDV];
-shared vec4 b_sh[BN * LDV];
+// A tile row is BK / 4 four-element groups of K plus one of padding: the invocations of a
+// subgroup read distinct rows at a stride of an odd number of 8-byte (fp16) or 16-byte (fp32)
+// units, which falls in distinct banks.
+#define LDV (BK / 4 + 1)
+#ifdef F16_ARITH
+#define K4_T uvec2 // 4 halves, as 2 packed pairs
+#define TO_K4(lo, hi) uvec2(lo, hi)
+#else
+#define K4_T vec4
+#define TO_K4(lo, hi) vec4(unpackHalf2x16(lo), unpackHalf2x16(hi))
+#endif
+shared K4_T a_sh[BM * LDV];
+shared K4_T b_sh[BN * LDV];
 
 void store_tiles() {
   uint chunk = gl_LocalInvocationIndex % CHUNKS_K;
   uint row = gl_LocalInvocationIndex / CHUNKS_K;
   [[unroll]] for (uint p = 0; p < A_PASSES; ++p) {
     uint at = (row + p * ROWS_PER_PASS) * LDV + chunk * 2;
-    a_sh[at] = vec4(unpackHalf2x16(ra[p].x), unpackHalf2x16(ra[p].y));
-    a_sh[at + 1] = vec4(unpackHalf2x16(ra[p].z), unpackHalf2x16(ra[p].w));
+    a_sh[at] = TO_K4(ra[p].x, ra[p].y);
+    a_sh[at + 1] = TO_K4(ra[p].z, ra[p].w);
   }
   [[unroll]] for (uint p = 0; p < B_PASSES; ++p) {
     if (!B_ROW_OK(row + p * ROWS_PER_PASS)) continue;
     uint at = (row + p * ROWS_PER_PASS) * LDV + chunk * 2;
-    b_sh[at] = vec4(unpackHalf2x16(rb[p].x), unpackHalf2x16(rb[p].y));
-    b_sh[at + 1] = vec4(unpackHalf2x16(rb[p].z), unpackHalf2x16(rb[p].w));
+    b_sh[at] = TO_K4(rb[p].x, rb[p].y);
+    b_sh[at + 1] = TO_K4(rb[p].z, rb[p].w);
   }
 }
 
@@ -76,6 +91,9 @@ void main() {
   float acc[TM][TN];
   [[unroll]] for (uint i = 0; i < TM; ++i)
     [[unroll]] for (uint j = 0; j < TN; ++j) acc[i][j] = 0.0;
+#ifdef F16_ARITH
+  f16vec2 acc16[TM][TN]; // this K step's sums: even K positions in x, odd in y
+#endif
 
   // k_chunk is a multiple of BK, so a K step never straddles two ranges; loads zero-fill past K.
   load_tiles(k_begin);
@@ -83,18 +101,34 @@ void main() {
     store_tiles();
     barrier();
     if (k0 + BK < k_end) load_tiles(k0 + BK); // in flight during the arithmetic below
+#ifdef F16_ARITH
+    [[unroll]] for (uint i = 0; i < TM; ++i)
+      [[unroll]] for (uint j = 0; j < TN; ++j) acc16[i][j] = f16vec2(0.0hf);
+#endif
     [[unroll]] for (uint k4 = 0; k4 < BK / 4; ++k4) {
-      vec4 a[TM], b[TN];
+      K4_T a[TM], b[TN];
       [[unroll]] for (uint i = 0; i < TM; ++i) a[i] = a_sh[(ty + TY * i) * LDV + k4];
       [[unroll]] for (uint j = 0; j < TN; ++j) b[j] = b_sh[(tx + TX * j) * LDV + k4];
       [[unroll]] for (uint i = 0; i < TM; ++i)
         [[unroll]] for (uint j = 0; j < TN; ++j) {
+#ifdef F16_ARITH
+          f16vec2 s = fma(unpackFloat2x16(a[i].x), unpackFloat2x16(b[j].x), acc16[i][j]);
+          acc16[i][j] = fma(unpackFloat2x16(a[i].y), unpackFloat2x16(b[j].y), s);
+#else
           float s = fma(a[i].x, b[j].x, acc[i][j]);
           s = fma(a[i].y, b[j].y, s);
           s = fma(a[i].z, b[j].z, s);
           acc[i][j] = fma(a[i].w, b[j].w, s);
+#endif
         }
     }
+#ifdef F16_ARITH
+    [[unroll]] for (uint i = 0; i < TM; ++i)
+      [[unroll]] for (uint j = 0; j < TN; ++j) {
+        vec2 h = vec2(acc16[i][j]);
+        acc[i][j] += h.x + h.y;
+      }
+#endif
     barrier(); // the next store overwrites the tiles
   }
 

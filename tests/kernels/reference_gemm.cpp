@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "support/check.hpp"
+
 namespace z123::test {
 
 double reference_activation(double v, kernels::Epilogue act) {
@@ -79,6 +81,29 @@ std::string gemm_case_name(const GemmCase& c) {
 }
 
 Tolerance gemm_tolerance(DType dtype) { return dtype == DType::F32 ? Tolerance{1e-5, 1e-5} : Tolerance{1e-5, 1e-3}; }
+
+::testing::AssertionResult gemm_close(const std::vector<float>& got, const std::vector<double>& ref, DType dtype,
+                                      const std::vector<double>* abs_products) {
+  const Tolerance tol = gemm_tolerance(dtype);
+  if (!abs_products) return all_close(got, ref, tol.atol, tol.rtol);
+  constexpr double kTerms = 17, kUnitRoundoff = 1.0 / 2048, kActivationSlope = 1.2;
+  constexpr double kGamma = kTerms * kUnitRoundoff / (1 - kTerms * kUnitRoundoff);
+  std::vector<double> bound(abs_products->size());
+  for (size_t i = 0; i < bound.size(); ++i) bound[i] = kActivationSlope * kGamma * (*abs_products)[i];
+  ::testing::AssertionResult each = all_close(got, ref, tol.atol, tol.rtol, bound);
+  if (!each) return each;
+  constexpr double kMaxRelL2 = 2e-3;
+  const ErrorReport rep = compare(got, ref);
+  if (rep.rel_l2 > kMaxRelL2)
+    return ::testing::AssertionFailure() << "relative L2 " << rep.rel_l2 << " above " << kMaxRelL2
+                                         << " for fp16 partial sums; " << rep.summary();
+  return each;
+}
+
+std::vector<float> abs_values(std::vector<float> v) {
+  for (float& e : v) e = std::fabs(e);
+  return v;
+}
 
 Tensor device_tensor(vk::Device& device, DType dtype, const std::vector<int64_t>& shape,
                      const std::vector<float>& values, const std::string& name) {

@@ -60,8 +60,15 @@ protected:
     device().run(rec);
 
     std::vector<double> ref = with_residual ? test::reference_conv2d_nhwc(xv, w_oihw, bv, rv, s, p, act, Ho, Wo) : ref0;
-    auto tol = test::gemm_tolerance(dt);
-    EXPECT_TRUE(test::all_close(download(device(), y), ref, tol.atol, tol.rtol));
+    std::vector<double> abs_products;
+    const bool fp16_sums =
+        kernels::detail::gemm_sums_fp16_products(*kernels_, dt, static_cast<uint32_t>(s.Cout), false);
+    if (fp16_sums) {
+      int64_t ho = 0, wo = 0;
+      abs_products = test::reference_conv2d_nhwc(test::abs_values(xv), test::abs_values(w_oihw), {}, {}, s, p,
+                                                 Epilogue::None, ho, wo);
+    }
+    EXPECT_TRUE(test::gemm_close(download(device(), y), ref, dt, fp16_sums ? &abs_products : nullptr));
   }
 };
 
@@ -126,15 +133,16 @@ TEST_P(Conv2d, PortableSplitKCutsTaps) {
 // The tiled portable kernel (forced as Linear.TiledPortableKernel): 3x3 with padding over several
 // row tiles, Cin % 8 != 0 (gathers that span taps), stride 2, nearest upsampling, split K.
 TEST_P(Conv2d, TiledPortableKernel) {
-  for (const char* tiles : {"tiled", "tiled64"}) { // 128 x 128 and 64 x 64 tiles
-    SCOPED_TRACE(tiles);
-    test::ScopedEnv tiled("Z123_PORTABLE_GEMM", tiles);
-    check({1, 20, 24, 40, 136, 3, 3}, kernels::conv_pad(1), true, true, Epilogue::None);
-    check({1, 11, 11, 3, 40, 3, 3}, kernels::conv_pad(1), true, false, Epilogue::Silu);
-    check({2, 9, 7, 16, 48, 3, 3}, kernels::conv_pad(1, 2), true, false, Epilogue::Gelu);
-    check({1, 5, 6, 8, 40, 3, 3}, pads(1, 1, 1, 1, 1, 2), true, false, Epilogue::None);
-    check({2, 6, 5, 96, 200, 3, 3}, kernels::conv_pad(1), true, true, Epilogue::Silu);
-  }
+  for (const char* tiles : {"tiled", "tiled64"}) // 128 x 128 and 64 x 64 tiles
+    for (const char* products : {"packed", "fp32"}) {
+      SCOPED_TRACE(std::string(tiles) + ", " + products + " products");
+      test::ScopedEnv tiled("Z123_PORTABLE_GEMM", tiles), arith("Z123_PORTABLE_ARITH", products);
+      check({1, 20, 24, 40, 136, 3, 3}, kernels::conv_pad(1), true, true, Epilogue::None);
+      check({1, 11, 11, 3, 40, 3, 3}, kernels::conv_pad(1), true, false, Epilogue::Silu);
+      check({2, 9, 7, 16, 48, 3, 3}, kernels::conv_pad(1, 2), true, false, Epilogue::Gelu);
+      check({1, 5, 6, 8, 40, 3, 3}, pads(1, 1, 1, 1, 1, 2), true, false, Epilogue::None);
+      check({2, 6, 5, 96, 200, 3, 3}, kernels::conv_pad(1), true, true, Epilogue::Silu);
+    }
 }
 TEST_P(Conv2d, Stride2WideTilesGelu) {
   test::ScopedEnv tile("Z123_GEMM_CM2_TILE_N", "256");

@@ -55,8 +55,12 @@ protected:
     device().run(rec);
 
     auto ref = test::reference_linear(xv, wv, bv, rv, M, N, K, act);
-    auto tol = test::gemm_tolerance(dt);
-    EXPECT_TRUE(test::all_close(download(device(), y), ref, tol.atol, tol.rtol));
+    std::vector<double> abs_products;
+    const bool fp16_sums = kernels::detail::gemm_sums_fp16_products(*kernels_, dt, static_cast<uint32_t>(N), false);
+    if (fp16_sums)
+      abs_products =
+          test::reference_linear(test::abs_values(xv), test::abs_values(wv), {}, {}, M, N, K, Epilogue::None);
+    EXPECT_TRUE(test::gemm_close(download(device(), y), ref, dt, fp16_sums ? &abs_products : nullptr));
   }
 };
 
@@ -116,18 +120,20 @@ TEST_P(Linear, PortableSplitKForced) {
   }
 }
 
-// The tiled portable kernel (gemm_tiled.comp: fp16 on GPUs; forced here so lavapipe covers it):
-// partial tiles in M and N, K % 8 != 0 (element-wise gathers) and K % 16 != 0 with 16-byte loads,
-// a multi-tile problem, and few tiles with a long K (split K, epilogue in the reduction).
+// The tiled portable kernel (gemm_tiled.comp: fp16 on GPUs; forced here so lavapipe covers it),
+// with packed fp16 products and with fp32 ones: partial tiles in M and N, K % 8 != 0
+// (element-wise gathers) and K % 16 != 0 with 16-byte loads, a multi-tile problem, and few tiles
+// with a long K (split K, epilogue in the reduction).
 TEST_P(Linear, TiledPortableKernel) {
-  for (const char* tiles : {"tiled", "tiled64"}) { // 128 x 128 and 64 x 64 tiles
-    SCOPED_TRACE(tiles);
-    test::ScopedEnv tiled("Z123_PORTABLE_GEMM", tiles);
-    check({37}, 45, 33, true, false, Epilogue::Gelu);
-    check({2, 50}, 96, 72, true, true, Epilogue::None);
-    check({300}, 136, 260, true, true, Epilogue::Silu);
-    check({40}, 3000, 200, true, true, Epilogue::Gelu);
-  }
+  for (const char* tiles : {"tiled", "tiled64"}) // 128 x 128 and 64 x 64 tiles
+    for (const char* products : {"packed", "fp32"}) {
+      SCOPED_TRACE(std::string(tiles) + ", " + products + " products");
+      test::ScopedEnv tiled("Z123_PORTABLE_GEMM", tiles), arith("Z123_PORTABLE_ARITH", products);
+      check({37}, 45, 33, true, false, Epilogue::Gelu);
+      check({2, 50}, 96, 72, true, true, Epilogue::None);
+      check({300}, 136, 260, true, true, Epilogue::Silu);
+      check({40}, 3000, 200, true, true, Epilogue::Gelu);
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Gemm, Linear, ::testing::ValuesIn(test::gemm_test_cases()),

@@ -58,19 +58,29 @@ ErrorReport compare(const std::vector<float>& got, const std::vector<double>& re
 
 ::testing::AssertionResult all_close(const std::vector<float>& got, const std::vector<double>& ref, double atol,
                                      double rtol) {
+  return all_close(got, ref, atol, rtol, {});
+}
+
+::testing::AssertionResult all_close(const std::vector<float>& got, const std::vector<double>& ref, double atol,
+                                     double rtol, const std::vector<double>& extra) {
   if (got.size() != ref.size())
     return ::testing::AssertionFailure() << "size " << got.size() << " vs reference " << ref.size();
+  if (!extra.empty() && extra.size() != ref.size())
+    return ::testing::AssertionFailure() << "error bounds for " << extra.size() << " of " << ref.size() << " elements";
   size_t bad = 0, first = 0;
   for (size_t i = 0; i < got.size(); ++i) {
-    bool ok = std::isfinite(got[i]) && std::fabs(got[i] - ref[i]) <= atol + rtol * std::fabs(ref[i]);
+    const double allowed = atol + rtol * std::fabs(ref[i]) + (extra.empty() ? 0.0 : extra[i]);
+    bool ok = std::isfinite(got[i]) && std::fabs(got[i] - ref[i]) <= allowed;
     if (!ok && bad++ == 0) first = i;
   }
   ErrorReport rep = compare(got, ref);
   if (bad == 0) return ::testing::AssertionSuccess() << rep.summary();
   return ::testing::AssertionFailure() << bad << " of " << got.size() << " elements outside atol " << atol << " + rtol "
-                                       << rtol << "; first at " << first << ": got " << got[first] << ", want "
-                                       << ref[first] << (got[first] == kPoisonValue ? " (POISON: never written)" : "")
-                                       << "; " << rep.summary();
+                                       << rtol << (extra.empty() ? "" : " + their own bound") << "; first at " << first
+                                       << ": got " << got[first] << ", want " << ref[first]
+                                       << (extra.empty() ? "" : " +- " + std::to_string(extra[first]) + " more")
+                                       << (got[first] == kPoisonValue ? " (POISON: never written)" : "") << "; "
+                                       << rep.summary();
 }
 
 void poison(vk::Device& device, const Tensor& t) {

@@ -34,6 +34,9 @@ ErrorReport compare(const std::vector<float>& got, const std::vector<double>& re
 // Passes when every element satisfies |got - ref| <= atol + rtol * |ref| and nothing is NaN/inf.
 ::testing::AssertionResult all_close(const std::vector<float>& got, const std::vector<double>& ref, double atol,
                                      double rtol);
+// The same with a bound of its own added for each element (extra: empty, or one per element).
+::testing::AssertionResult all_close(const std::vector<float>& got, const std::vector<double>& ref, double atol,
+                                     double rtol, const std::vector<double>& extra);
 
 // A value written into output buffers before a kernel runs; any survivor means a missed element.
 constexpr float kPoisonValue = -12345.0f;

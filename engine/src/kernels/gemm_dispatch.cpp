@@ -172,6 +172,18 @@ uint32_t tiled_portable_tile(const Kernels& kernels, PortableKernel kind, uint32
   return units && big >= units ? kTiledSmallTile : kTiledTile;
 }
 
+// The tiled kernel's products: packed fp16 pairs (F16_ARITH in gemm_tiled.comp, "_packed"
+// variants; every device that runs fp16 models has shaderFloat16), or fp32 with
+// Z123_PORTABLE_ARITH=fp32 (tests, measurements).
+bool tiled_packed_products() {
+  const char* forced = std::getenv("Z123_PORTABLE_ARITH");
+  if (!forced || !*forced) return true;
+  const std::string f = forced;
+  if (f == "packed") return true;
+  if (f == "fp32") return false;
+  throw invalid_argument("Z123_PORTABLE_ARITH=" + f + ": expected packed or fp32");
+}
+
 // A cooperative-matrix GEMM variant: the pipeline name suffix and its workgroup tile.
 struct CoopTile {
   std::string suffix;
@@ -263,6 +275,15 @@ bool gemm_uses_coopmat2(const Kernels& kernels, DType dtype, uint32_t n) {
          kernels.path_available(Path::NvCoopMat2);
 }
 
+bool gemm_uses_tiled_portable(const Kernels& kernels, DType dtype, uint32_t n, bool raw_f32) {
+  return !gemm_uses_coopmat2(kernels, dtype, n) && !gemm_uses_coopmat(kernels, dtype) &&
+         portable_kernel(kernels, dtype) != PortableKernel::Plain && !raw_f32 && n >= kTiledMinN;
+}
+
+bool gemm_sums_fp16_products(const Kernels& kernels, DType dtype, uint32_t n, bool raw_f32) {
+  return gemm_uses_tiled_portable(kernels, dtype, n, raw_f32) && tiled_packed_products();
+}
+
 std::string describe_route(const Kernels& kernels, DType dtype) {
   if (gemm_uses_coopmat2(kernels, dtype, kCoopNarrowN + 1))
     return "nv-coopmat2, 128 x 128 or 128 x 256 tiles (N <= 16: nv-coopmat 128 x 16)";
@@ -270,8 +291,9 @@ std::string describe_route(const Kernels& kernels, DType dtype) {
     const std::string split =
         kernels.device().info().type == VK_PHYSICAL_DEVICE_TYPE_CPU ? "" : ", split K for few tiles";
     if (portable_kernel(kernels, dtype) != PortableKernel::Plain)
-      return "portable tiled, 128 x 128 or 64 x 64 tiles in shared memory (N < " + std::to_string(kTiledMinN) +
-             ": plain)" + split;
+      return "portable tiled, 128 x 128 or 64 x 64 tiles in shared memory, " +
+             std::string(tiled_packed_products() ? "packed fp16" : "fp32") + " products (N < " +
+             std::to_string(kTiledMinN) + ": plain)" + split;
     return "portable plain, " + std::to_string(kPortableRows) + " x " + std::to_string(kPortableCols) +
            " outputs per invocation from global memory" + split;
   }
@@ -390,11 +412,11 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
 
   // Tiled portable kernel (gemm_tiled.comp) for fp16 on GPUs (portable_kernel above): shared-
   // memory tiles where the plain kernel reads every operand from global memory itself.
-  if (const PortableKernel kind = portable_kernel(kernels, x.dtype);
-      kind != PortableKernel::Plain && !p.raw_f32 && push.N >= kTiledMinN) {
-    const uint32_t tile = tiled_portable_tile(kernels, kind, push.M, push.N);
-    const vk::Pipeline& pipe = kernels.pipeline(variant(base + (tile == kTiledTile ? "_tiled" : "_tiled_t64"), x.dtype),
-                                                5, sizeof push, {run % 8 == 0 ? 1u : 0u});
+  if (gemm_uses_tiled_portable(kernels, x.dtype, push.N, p.raw_f32)) {
+    const uint32_t tile = tiled_portable_tile(kernels, portable_kernel(kernels, x.dtype), push.M, push.N);
+    const std::string name =
+        base + (tile == kTiledTile ? "_tiled" : "_tiled_t64") + (tiled_packed_products() ? "_packed" : "");
+    const vk::Pipeline& pipe = kernels.pipeline(variant(name, x.dtype), 5, sizeof push, {run % 8 == 0 ? 1u : 0u});
     const uint32_t row_tiles = div_up(push.M, tile), col_tiles = div_up(push.N, tile);
     record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles,
                  split_k_count(uint64_t{row_tiles} * col_tiles, push.K), x.dtype, shape);

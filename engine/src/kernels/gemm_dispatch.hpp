@@ -46,6 +46,13 @@ bool gemm_uses_coopmat(const Kernels& kernels, DType dtype);
 // kernel (gemm_coopmat2.comp), which takes precedence over the one above.
 bool gemm_uses_coopmat2(const Kernels& kernels, DType dtype, uint32_t n);
 
+// Whether it sends fp16 problems of output width n (raw_f32: matmul_f32's fp32 output) to the
+// tiled portable kernel (gemm_tiled.comp), and whether that kernel sums packed fp16 products
+// there (F16_ARITH: fp16 partial sums over one K step, then fp32; the tests widen their
+// tolerance by the fp16 summation bound for it).
+bool gemm_uses_tiled_portable(const Kernels& kernels, DType dtype, uint32_t n, bool raw_f32);
+bool gemm_sums_fp16_products(const Kernels& kernels, DType dtype, uint32_t n, bool raw_f32);
+
 // Row tiles go to grid y, and to z past this many (default 65535, the Vulkan minimum limit).
 // Tests lower it to cover the y/z split with small problems; 0 restores the default.
 void set_max_grid_rows_for_testing(uint32_t groups);
