@@ -17,6 +17,13 @@ make_model
 stage "ours, portable, fp16, 28 steps"
 timeout 150 $B/zero123pp-bench-e2e /tmp/v12 $IN --runs 2 > "$OUT/e2e-portable.txt" 2>&1
 grep -E "^image|^engine" "$OUT/e2e-portable.txt"
+# The tiled GEMM's alternatives in the same run: fp32 products (session 8's kernel), and 64 x 64
+# tiles for every shape (the 128 x 128 ones gained least from packed products, session 9).
+for alt in Z123_PORTABLE_ARITH=fp32 Z123_PORTABLE_GEMM=tiled64; do
+  stage "ours, portable, $alt"
+  env "$alt" timeout 150 $B/zero123pp-bench-e2e /tmp/v12 $IN --runs 2 > "$OUT/e2e-portable-$(echo ${alt#Z123_} | tr = -).txt" 2>&1
+  grep -E "^image" "$OUT/e2e-portable-$(echo ${alt#Z123_} | tr = -).txt"
+done
 stage "profile, portable"
 Z123_PROFILE=1 timeout 120 $B/zero123pp-bench-e2e /tmp/v12 $IN --runs 1 > "$OUT/profile-portable.txt" 2>&1
 grep -E "attention|GPU time" "$OUT/profile-portable.txt" | head -12
