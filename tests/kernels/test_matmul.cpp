@@ -251,6 +251,24 @@ TEST(CoopmatShapes, EmulatedOnlyOnIntelIntegratedBeforeXe2) {
   EXPECT_FALSE(kernels::coopmat_emulated(info)); // an AMD APU
 }
 
+// Packed fp16 products in the tiled portable GEMM by default everywhere but on NVIDIA GPUs that
+// list no cooperative matrix (Pascal's fp16 runs at 1/64 of its fp32 rate).
+TEST(PortableProducts, PackedExceptOnNvidiaWithoutCooperativeMatrices) {
+  vk::DeviceInfo info;
+  info.vendor_id = 0x10DE;
+  EXPECT_FALSE(kernels::packed_fp16_products_by_default(info)); // GTX 1080
+  info.khr_coopmat = true;
+  EXPECT_TRUE(kernels::packed_fp16_products_by_default(info)); // RTX / H100, with Z123_FORCE_PORTABLE
+  info.khr_coopmat = false;
+  info.nv_coopmat = true;
+  EXPECT_TRUE(kernels::packed_fp16_products_by_default(info));            // an older driver: NV extension only
+  for (uint32_t vendor : {0x1002u, 0x8086u, 0x13B5u, 0x5143u, 0x106Bu}) { // AMD, Intel, ARM, Qualcomm, Apple
+    vk::DeviceInfo other;
+    other.vendor_id = vendor;
+    EXPECT_TRUE(kernels::packed_fp16_products_by_default(other)) << std::hex << vendor;
+  }
+}
+
 // The coopmat kernels split K only when few output tiles would run: two dispatches (GEMM into
 // partial sums, then the reduction with the epilogue) for 40 x 3000 x 200 (2 tiles), one for
 // 4000 x 3000 x 1280 (320 tiles).

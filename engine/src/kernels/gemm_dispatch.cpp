@@ -173,11 +173,12 @@ uint32_t tiled_portable_tile(const Kernels& kernels, PortableKernel kind, uint32
 }
 
 // The tiled kernel's products: packed fp16 pairs (F16_ARITH in gemm_tiled.comp, "_packed"
-// variants; every device that runs fp16 models has shaderFloat16), or fp32 with
-// Z123_PORTABLE_ARITH=fp32 (tests, measurements).
-bool tiled_packed_products() {
+// variants; every device that runs fp16 models has shaderFloat16) where the device's fp16
+// arithmetic is fast (packed_fp16_products_by_default), else fp32; Z123_PORTABLE_ARITH=packed|fp32
+// forces one (tests, measurements).
+bool tiled_packed_products(const Kernels& kernels) {
   const char* forced = std::getenv("Z123_PORTABLE_ARITH");
-  if (!forced || !*forced) return true;
+  if (!forced || !*forced) return packed_fp16_products_by_default(kernels.device().info());
   const std::string f = forced;
   if (f == "packed") return true;
   if (f == "fp32") return false;
@@ -281,7 +282,7 @@ bool gemm_uses_tiled_portable(const Kernels& kernels, DType dtype, uint32_t n, b
 }
 
 bool gemm_sums_fp16_products(const Kernels& kernels, DType dtype, uint32_t n, bool raw_f32) {
-  return gemm_uses_tiled_portable(kernels, dtype, n, raw_f32) && tiled_packed_products();
+  return gemm_uses_tiled_portable(kernels, dtype, n, raw_f32) && tiled_packed_products(kernels);
 }
 
 std::string describe_route(const Kernels& kernels, DType dtype) {
@@ -292,7 +293,7 @@ std::string describe_route(const Kernels& kernels, DType dtype) {
         kernels.device().info().type == VK_PHYSICAL_DEVICE_TYPE_CPU ? "" : ", split K for few tiles";
     if (portable_kernel(kernels, dtype) != PortableKernel::Plain)
       return "portable tiled, 128 x 128 or 64 x 64 tiles in shared memory, " +
-             std::string(tiled_packed_products() ? "packed fp16" : "fp32") + " products (N < " +
+             std::string(tiled_packed_products(kernels) ? "packed fp16" : "fp32") + " products (N < " +
              std::to_string(kTiledMinN) + ": plain)" + split;
     return "portable plain, " + std::to_string(kPortableRows) + " x " + std::to_string(kPortableCols) +
            " outputs per invocation from global memory" + split;
@@ -415,7 +416,7 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   if (gemm_uses_tiled_portable(kernels, x.dtype, push.N, p.raw_f32)) {
     const uint32_t tile = tiled_portable_tile(kernels, portable_kernel(kernels, x.dtype), push.M, push.N);
     const std::string name =
-        base + (tile == kTiledTile ? "_tiled" : "_tiled_t64") + (tiled_packed_products() ? "_packed" : "");
+        base + (tile == kTiledTile ? "_tiled" : "_tiled_t64") + (tiled_packed_products(kernels) ? "_packed" : "");
     const vk::Pipeline& pipe = kernels.pipeline(variant(name, x.dtype), 5, sizeof push, {run % 8 == 0 ? 1u : 0u});
     const uint32_t row_tiles = div_up(push.M, tile), col_tiles = div_up(push.N, tile);
     record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles,

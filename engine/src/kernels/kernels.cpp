@@ -97,6 +97,11 @@ bool coopmat_emulated(const vk::DeviceInfo& info) {
          !info.has_coopmat_shape(8, 16, 16, kF16, kF16, kF32, kF32);
 }
 
+bool packed_fp16_products_by_default(const vk::DeviceInfo& info) {
+  constexpr uint32_t kNvidia = 0x10DE;
+  return info.vendor_id != kNvidia || info.nv_coopmat || info.khr_coopmat;
+}
+
 namespace {
 
 // The first usable shape, or the one Z123_COOPMAT_SHAPE names (throws where the device lacks it).
