@@ -11,9 +11,9 @@
 // the conv loader). 20 KiB of shared memory at the default tiling (10 with F16_ARITH): fits every
 // device.
 // With F16_ARITH the tiles stay fp16 in shared memory and the products run as packed f16vec2
-// multiply-adds (two per instruction where the device has packed fp16 ALUs, as NVIDIA, AMD and
-// Intel GPUs do: twice the fp32 rate), summed in fp16 over one K step (BK / 2 products per half)
-// and then added into the fp32 accumulators, so rounding grows with BK, not with K.
+// multiply-adds (two per instruction: twice the fp32 rate on most GPUs without matrix units;
+// docs/devices.md says which), summed in fp16 over one K step (BK / 2 products per half) and
+// then added into the fp32 accumulators, so rounding grows with BK, not with K.
 // Defines: DTYPE_F16 (required), CONV, F16_ARITH; BM, BN, BK, TX, TY (TM = BM / TY, TN = BN / TX).
 #extension GL_EXT_control_flow_attributes : require
 
