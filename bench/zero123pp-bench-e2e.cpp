@@ -107,6 +107,8 @@ int main(int argc, char** argv) {
                 engine->low_memory() ? "low" : "normal", engine->weight_bytes() / 1048576.0,
                 engine->load_ms() / 1000.0);
     std::fputs(format_load_report(engine->load_report()).c_str(), stdout);
+    // --runs 0: the memory the recorded programs hold, without running them (open records them).
+    if (runs == 0) std::fputs(engine->memory_report().c_str(), stdout);
     Image input = load_image(argv[2]);
     GenerateOptions go;
     go.steps = steps;

@@ -103,6 +103,35 @@ TEST(EngineApi, LowMemoryModeGivesTheSameImages) {
   }
 }
 
+// The scratch pools are laid out from a first, unrun recording of the programs (Workspace
+// planning) both in open() for the prepared size and in generate() for a size it meets: the two
+// give the same pools, and a call at another size and back gives the same images.
+TEST(EngineApi, PoolsArePlannedForThePreparedSizeAndForNewOnes) {
+  Image input = load_image(test::golden_dir() / "pipeline_input.png");
+  auto pools = [](const std::string& report) {
+    const size_t at = report.find("sampling scratch pool");
+    return at == std::string::npos ? std::string("none") : report.substr(at, report.find('\n', at) - at);
+  };
+  EngineOptions eo;
+  eo.validation = true;
+  eo.prepare_width = 128;
+  eo.prepare_height = 192;
+  if (const char* d = std::getenv("Z123_TEST_DEVICE")) eo.device = d;
+  auto prepared = Engine::open(test::fast_model_dir(), eo);
+  const std::string at_open = pools(prepared->memory_report());
+  Image a = prepared->generate(input, quick(5)).image;
+  EXPECT_EQ(pools(prepared->memory_report()), at_open) << "the prepared programs were recorded again";
+  auto fresh = open_fast();
+  EXPECT_EQ(fresh->generate(input, quick(5)).image.pixels, a.pixels);
+  EXPECT_EQ(pools(fresh->memory_report()), at_open);
+  GenerateOptions wide = quick(5);
+  wide.width = 256;
+  fresh->generate(input, wide);
+  EXPECT_EQ(fresh->generate(input, quick(5)).image.pixels, a.pixels);
+  EXPECT_EQ(pools(fresh->memory_report()), at_open);
+  EXPECT_EQ(prepared->validation_errors() + fresh->validation_errors(), 0u);
+}
+
 TEST(EngineApi, BadArgumentsAreRejectedBeforeAnyWork) {
   auto engine = open_fast();
   Image input = load_image(test::golden_dir() / "pipeline_input.png");

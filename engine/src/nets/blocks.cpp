@@ -86,7 +86,8 @@ void single_head_attention_by_gemm(kernels::Kernels& kern, vk::Recording& rec, W
   } c{kern, rec, ws};
   const DType dt = q.dtype;
   const float scale = 1.0f / std::sqrt(static_cast<float>(C));
-  const int64_t chunk = std::clamp<int64_t>(static_cast<int64_t>(score_chunk_bytes / (4 * uint64_t(N))), 1, N);
+  const uint64_t chunk_bytes = std::min<uint64_t>(score_chunk_bytes, kern.device().allocator().max_buffer_bytes());
+  const int64_t chunk = std::clamp<int64_t>(static_cast<int64_t>(chunk_bytes / (4 * uint64_t(N))), 1, N);
   const uint64_t row_bytes = static_cast<uint64_t>(C) * dtype_size(dt);
   for (int64_t b = 0; b < B; ++b) {
     // This batch's keys [N, C], and its values transposed to [C, N] (the weight operand of P·V).

@@ -156,10 +156,37 @@ struct Engine::Impl {
   // they use: done in open() when asked, so the first image runs as fast as the ones after it.
   void prepare(int width, int height) {
     check_output_size(width, height);
+    const int64_t f = vae->downscale();
+    record_planned(height / f, width / f, 2);
+  }
+  bool programs_for(int64_t h, int64_t w, int halves) const {
+    return condition && step && step->h == h && step->w == w && step->halves == halves && decode && decode->h == h &&
+           decode->w == w;
+  }
+  // Records the programs for latents of h x w (halves: 2 with guidance) twice, in fresh pools:
+  // first against buffers with no memory, which tells the pools every tensor's size and lifetime
+  // (Workspace::begin_planning), then for real into pools laid out from that (1,542 -> 971 MiB
+  // of scratch at 640x960, bench/NOTES.md session 9).
+  void record_planned(int64_t h, int64_t w, int halves) {
+    reset_programs();
+    std::vector<Workspace*> pools{scratch.get()};
+    if (around) pools.push_back(around.get());
+    for (Workspace* ws : pools) ws->begin_planning();
+    try {
+      record_programs(h, w, halves);
+    } catch (...) {
+      reset_programs(); // new pools, not planning
+      throw;
+    }
+    drop_programs();
+    for (Workspace* ws : pools) ws->end_planning();
+    record_programs(h, w, halves);
+  }
+  void record_programs(int64_t h, int64_t w, int halves) {
     const int64_t f = vae->downscale(), S = configs.feature_extractor_vae.crop_height;
     condition_program();
-    step_program(height / f, width / f, S / f, S / f, 2);
-    decode_program(height / f, width / f);
+    step_program(h, w, S / f, S / f, halves);
+    decode_program(h, w);
   }
   // Closes the recordings (their first submission would otherwise): waits for their pipelines.
   void finish_programs() {
@@ -167,12 +194,15 @@ struct Engine::Impl {
                              condition ? condition->rec.get() : nullptr, decode ? decode->rec.get() : nullptr})
       if (r) r->finish();
   }
-  // Drops every recorded program and the scratch pool (a new output size: the old recordings
-  // reference pooled buffers, so none can be freed while any of them lives).
-  void reset_programs() {
+  void drop_programs() {
     step.reset();
     condition.reset();
     decode.reset();
+  }
+  // Drops every recorded program and the scratch pool (a new output size: the old recordings
+  // reference pooled buffers, so none can be freed while any of them lives).
+  void reset_programs() {
+    drop_programs();
     around.reset();
     scratch = std::make_unique<Workspace>(*device, "scratch");
     around = make_around();
@@ -477,8 +507,10 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
   if (inj && !inj->clip_input.empty()) clip_in = injected_image(inj->clip_input, Sc, "CLIP input");
   result.timings.preprocess_ms = ms_since(t0);
 
-  // 2. Conditioning: image embedding, condition latent, context.
+  // 2. Conditioning: image embedding, condition latent, context. A size or guidance the
+  // programs were not recorded for records them anew (open() records the prepared size).
   t0 = Clock::now();
+  if (!m.programs_for(h, w, halves)) m.record_planned(h, w, halves);
   std::vector<float> embeds, moments;
   {
     ConditionProgram& cp = m.condition_program();

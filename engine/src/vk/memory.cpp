@@ -200,10 +200,8 @@ void Allocator::reserve_turn_memory(uint64_t bytes, const std::string& why) {
   }
 }
 
-Buffer Allocator::create_buffer(VkDeviceSize bytes, MemoryUsage usage, const std::string& name, bool own_memory,
-                                MemoryTurn turn) {
+void Allocator::check_size(VkDeviceSize bytes, bool storage, const std::string& name) const {
   if (bytes == 0) throw invalid_argument("buffer '" + name + "': size 0 requested");
-  bool storage = usage == MemoryUsage::DeviceLocal;
   if (storage && bytes > max_storage_range_)
     throw Error(ErrorKind::Unsupported, "buffer '" + name + "' needs " + std::to_string(bytes) +
                                             " bytes, over this device's " + "maxStorageBufferRange of " +
@@ -212,6 +210,28 @@ Buffer Allocator::create_buffer(VkDeviceSize bytes, MemoryUsage usage, const std
   if (bytes > max_allocation_)
     throw Error(ErrorKind::OutOfMemory, "buffer '" + name + "' needs " + std::to_string(bytes) +
                                             " bytes, over maxMemoryAllocationSize " + std::to_string(max_allocation_));
+}
+
+Buffer Allocator::create_unbacked_buffer(VkDeviceSize bytes, const std::string& name) {
+  check_size(bytes, true, name);
+  VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bi.size = bytes;
+  bi.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+  bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  VkBuffer vb = VK_NULL_HANDLE;
+  check(vkCreateBuffer(device_, &bi, nullptr, &vb), ("vkCreateBuffer for '" + name + "'").c_str());
+  Buffer buf;
+  buf.owner_ = this;
+  buf.buffer_ = vb;
+  buf.size_ = bytes;
+  buf.name_ = name;
+  return buf;
+}
+
+Buffer Allocator::create_buffer(VkDeviceSize bytes, MemoryUsage usage, const std::string& name, bool own_memory,
+                                MemoryTurn turn) {
+  bool storage = usage == MemoryUsage::DeviceLocal;
+  check_size(bytes, storage, name);
 
   VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bi.size = bytes;
@@ -288,6 +308,7 @@ Buffer Allocator::create_buffer(VkDeviceSize bytes, MemoryUsage usage, const std
 
 void Allocator::release(Buffer& buf) noexcept {
   vkDestroyBuffer(device_, buf.buffer_, nullptr);
+  if (!buf.backed()) return; // create_unbacked_buffer: nothing was allocated
   std::lock_guard<std::mutex> lock(mutex_);
   auto* block = static_cast<Block*>(buf.block_);
   stats_.used_bytes -= buf.reserved_;

@@ -123,6 +123,12 @@ void Recording::dispatch(const Pipeline& pipeline, const std::vector<Binding>& b
     throw internal_error("kernel '" + pipeline.name + "' grid " + std::to_string(gx) + "x" + std::to_string(gy) + "x" +
                          std::to_string(gz) + " exceeds the device's workgroup-count limits");
 
+  // A buffer with no memory (a Workspace being planned) makes this a recording that is never run:
+  // descriptors cannot point at it, and nothing else of the dispatch is needed.
+  for (const Binding& b : bindings)
+    if (!b.buffer->backed()) unbacked_ = true;
+  if (unbacked_) return;
+
   bool hazard = false;
   for (const Binding& b : bindings) {
     VkBuffer h = b.buffer->handle();
@@ -188,6 +194,7 @@ void Recording::copy(const Buffer& src, const Buffer& dst, VkDeviceSize bytes, V
   if (written_since_barrier_.count(src.handle()) || written_since_barrier_.count(dst.handle()) ||
       read_since_barrier_.count(dst.handle()))
     barrier();
+  if (!src.backed() || !dst.backed()) unbacked_ = true;
   VkBufferCopy region{src_offset, dst_offset, bytes};
   defer([s = src.handle(), d = dst.handle(), region](VkCommandBuffer cmd) { vkCmdCopyBuffer(cmd, s, d, 1, &region); });
   track(&src, false);
@@ -196,6 +203,7 @@ void Recording::copy(const Buffer& src, const Buffer& dst, VkDeviceSize bytes, V
 }
 
 void Recording::fill(const Buffer& dst, uint32_t value, VkDeviceSize offset, VkDeviceSize bytes) {
+  if (!dst.backed()) unbacked_ = true;
   if (written_since_barrier_.count(dst.handle()) || read_since_barrier_.count(dst.handle())) barrier();
   defer(
       [d = dst.handle(), offset, bytes, value](VkCommandBuffer cmd) { vkCmdFillBuffer(cmd, d, offset, bytes, value); });
@@ -220,6 +228,8 @@ void Recording::defer(std::function<void(VkCommandBuffer)> command) {
 
 void Recording::finish() {
   if (finished_) return;
+  if (unbacked_)
+    throw internal_error("a recording that uses buffers with no memory (Workspace planning) cannot be run");
   // The commands go into the command buffer only now: by this time the pipelines they bind
   // have been compiling in the background since they were first asked for.
   for (auto& command : pending_) command(cmd_);

@@ -31,11 +31,14 @@ Tensor resnet_block(NetContext& c, const std::string& prefix, const Tensor& x, i
 // 512-wide head, which the flash kernels serve poorly (the portable one took 27 ms at 9,600
 // tokens on an H100: a 16x16 tensor-core tile per query row block cannot hold a 512-wide O): the
 // GEMMs run on the fast matrix kernels of every path. The fp32 score block of a chunk of queries
-// stays under score_chunk_bytes (tests make it small to cover several chunks). 32 MiB ran the VAE head in
-// 3.3 ms on an H100 but raised the peak by a 256 MiB block (3,751 MiB): 16 MiB keeps 3,495.
+// stays under score_chunk_bytes and the device's largest storage buffer (tests make it small to
+// cover several chunks). On an H100, 16 MiB ran the VAE head in 3.6 ms and 32 MiB in 3.3 ms
+// (bench/NOTES.md sessions 3 and 7); 32 MiB then raised the peak by a 256 MiB block. With the
+// scratch pool laid out by planning (Workspace::end_planning) the larger score blocks take
+// memory the decoder needs later anyway: 971 MiB of pool at 640x960 with 16, 32, 64 or 96 MiB.
 void single_head_attention_by_gemm(kernels::Kernels& k, vk::Recording& rec, Workspace& ws, const Tensor& q,
                                    const Tensor& k_in, const Tensor& v, const Tensor& out,
-                                   uint64_t score_chunk_bytes = 16ull << 20);
+                                   uint64_t score_chunk_bytes = 64ull << 20);
 
 // The VAE's mid-block Attention (spec §8.1): single head over all H·W tokens, GroupNorm input,
 // q/k/v/out with biases, residual.

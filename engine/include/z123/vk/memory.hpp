@@ -61,6 +61,8 @@ public:
   Buffer& operator=(const Buffer&) = delete;
 
   explicit operator bool() const { return buffer_ != VK_NULL_HANDLE; }
+  // False for an unbacked buffer (Allocator::create_unbacked_buffer): no memory behind it.
+  bool backed() const { return block_ != nullptr; }
   VkBuffer handle() const { return buffer_; }
   VkDeviceSize size() const { return size_; }
   MemoryUsage usage() const { return usage_; }
@@ -98,6 +100,10 @@ public:
   // turn: a device-local buffer in the memory that the two turns share (see MemoryTurn).
   Buffer create_buffer(VkDeviceSize bytes, MemoryUsage usage, const std::string& name, bool own_memory = false,
                        MemoryTurn turn = MemoryTurn::None);
+  // A device-local storage buffer with no memory bound to it, for recordings that are made only
+  // to learn what they need and are never run (Workspace planning; vk::Recording skips their
+  // dispatches). The same size limits as create_buffer apply.
+  Buffer create_unbacked_buffer(VkDeviceSize bytes, const std::string& name);
   // Allocates `bytes` of device-local memory for the turns up front, in blocks as large as the
   // device allows: a turn's buffers then fit wherever the other turn's do, whatever their sizes
   // (blocks made later, when a turn outgrows this, are sized for the buffer that needs them).
@@ -124,6 +130,8 @@ private:
     }
     bool empty() const;
   };
+  // Throws where a buffer of this size cannot exist on the device (storage: bound to a shader).
+  void check_size(VkDeviceSize bytes, bool storage, const std::string& name) const;
   uint32_t pick_memory_type(uint32_t type_bits, MemoryUsage usage) const;
   Block* new_block(uint64_t size, uint32_t type_index, bool dedicated, bool map, const std::string& why,
                    bool turns = false);

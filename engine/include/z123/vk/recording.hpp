@@ -1,7 +1,9 @@
 // A recorded command buffer of compute dispatches, copies and timestamps. Barriers are inserted
 // automatically: a dispatch that reads or writes a buffer written since the last barrier, or
 // writes one read since then, gets a barrier first; independent dispatches stay unordered.
-// A recording can be submitted many times (record once per shape, replay every step).
+// A recording can be submitted many times (record once per shape, replay every step). One that
+// touches a buffer with no memory behind it (Allocator::create_unbacked_buffer) is made only to
+// learn what it needs: its dispatches are skipped, and finish() refuses it.
 // Commands are collected and written into the command buffer at finish(), so the pipelines they
 // use compile on the pipeline cache's worker threads while the rest is being recorded.
 #pragma once
@@ -89,6 +91,7 @@ private:
   std::set<VkBuffer> written_since_barrier_, read_since_barrier_;
   std::vector<std::function<void(VkCommandBuffer)>> pending_; // written at finish()
   bool finished_ = false;
+  bool unbacked_ = false; // uses a buffer with no memory (Allocator::create_unbacked_buffer): never run
   size_t dispatches_ = 0;
   std::vector<std::string> dispatch_labels_;
   VkQueryPool profile_queries_ = VK_NULL_HANDLE;
