@@ -9,7 +9,8 @@
 // --golden an end-to-end parity check against the official Zero123PlusPipeline run recorded by
 // tests/reference/make_pipeline_golden.py (same tensor names as tests/data/golden/pipeline.
 // safetensors): its noise streams and CLIP input are injected, then the latents after every step
-// and the final image are compared (relative L2, byte differences).
+// and the final image are compared (relative L2, byte differences). --runs 0 opens the engine
+// (which records the programs for 640x960) and prints its memory report without running them.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
