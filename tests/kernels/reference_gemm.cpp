@@ -86,10 +86,9 @@ Tolerance gemm_tolerance(DType dtype) { return dtype == DType::F32 ? Tolerance{1
                                       const std::vector<double>* abs_products) {
   const Tolerance tol = gemm_tolerance(dtype);
   if (!abs_products) return all_close(got, ref, tol.atol, tol.rtol);
-  constexpr double kTerms = 17, kUnitRoundoff = 1.0 / 2048, kActivationSlope = 1.2;
-  constexpr double kGamma = kTerms * kUnitRoundoff / (1 - kTerms * kUnitRoundoff);
+  constexpr double kActivationSlope = 1.2;
   std::vector<double> bound(abs_products->size());
-  for (size_t i = 0; i < bound.size(); ++i) bound[i] = kActivationSlope * kGamma * (*abs_products)[i];
+  for (size_t i = 0; i < bound.size(); ++i) bound[i] = kActivationSlope * kFp16SumGamma * (*abs_products)[i];
   ::testing::AssertionResult each = all_close(got, ref, tol.atol, tol.rtol, bound);
   if (!each) return each;
   constexpr double kMaxRelL2 = 2e-3;

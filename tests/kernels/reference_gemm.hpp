@@ -77,11 +77,9 @@ Tolerance gemm_tolerance(DType dtype);
 // Checks a GEMM-family output against its float64 reference with the tolerance of how the kernel
 // computed it: gemm_tolerance, and where it summed packed fp16 products (the tiled portable
 // kernel's F16_ARITH; kernels::detail::gemm_sums_fp16_products says when) also
-//  - per element, the bound of fp16 recursive summation of m terms, gamma_m * sum_k |x_k w_k|
-//    with gamma_m = m u / (1 - m u), u = 2^-11, m = 17 (at most 16 fused products per fp16
-//    partial sum, one more for lavapipe's fp32 fma rounded to fp16), times 1.2 for the steepest
-//    activation slope (GELU's 1.13); abs_products is the reference run on |x| and |w| without
-//    bias, residual or activation;
+//  - per element, the fp16 summation bound kFp16SumGamma (support/check.hpp) times
+//    sum_k |x_k w_k|, times 1.2 for the steepest activation slope (GELU's 1.13); abs_products is
+//    the reference run on |x| and |w| without bias, residual or activation;
 //  - overall, a relative L2 error of at most 2e-3: fp16 partial sums gave 2.4e-4 to 5.3e-4 on
 //    the tests' shapes (fp32 products 1-2e-4, the output's own rounding), while one product
 //    missing from a sum of K is an error near 1 / sqrt(K), 9e-3 at the UNet's largest K.

@@ -69,8 +69,8 @@ HostTensor make_input(vk::Device& dev, const Case& c, std::vector<int64_t> shape
 //  * coopmat: the softmax weights enter P·V as fp16 (2^-11 relative each), so up to 2^-11 of the
 //    value magnitude in absolute terms (atol 1e-3 · magnitude: 2x margin);
 //  * packed P·V: the same fp16 weights, and P·V summed in fp16 over runs of 16 keys: the fp16
-//    summation bound gamma_17 = 17 · 2^-11 / (1 - 17 · 2^-11) of sum |p v| <= sum p · magnitude,
-//    so at most gamma_17 · magnitude once divided by the row sum. That worst case is loose, so
+//    summation bound test::kFp16SumGamma of sum |p v| <= sum p · magnitude, so at most
+//    kFp16SumGamma · magnitude once divided by the row sum. That worst case is loose, so
 //    the overall relative L2 error is capped too (kPackedPvMaxRelL2).
 struct Tolerance {
   double atol, rtol;
@@ -81,10 +81,7 @@ Tolerance tolerance(const Case& c) {
   double rtol = c.dtype == DType::F16 ? 1e-3 : 1e-5;
   if (c.path == Path::NvCoopMat || c.path == Path::KhrCoopMat || c.path == Path::NvCoopMat2 || c.packed_pv)
     atol += 1e-3 * mag;
-  if (c.packed_pv) {
-    constexpr double kGamma17 = 17.0 / 2048 / (1 - 17.0 / 2048);
-    atol += kGamma17 * mag;
-  }
+  if (c.packed_pv) atol += test::kFp16SumGamma * mag;
   return {atol, rtol};
 }
 // Packed P·V: fp16 partial sums gave relative L2 errors of 1.9e-4 to 7.2e-4 on these tests' shapes

@@ -38,6 +38,12 @@ ErrorReport compare(const std::vector<float>& got, const std::vector<double>& re
 ::testing::AssertionResult all_close(const std::vector<float>& got, const std::vector<double>& ref, double atol,
                                      double rtol, const std::vector<double>& extra);
 
+// The bound of fp16 recursive summation of m terms, gamma_m = m u / (1 - m u) with u = 2^-11, for
+// m = 17: the kernels' packed fp16 sums (the tiled GEMM's F16_ARITH, the tiled attention's packed
+// P·V) add at most 16 fused products before fp32 takes over, one more for lavapipe's fp32 fma
+// rounded to fp16. Their error is at most this times the sum of the products' magnitudes.
+constexpr double kFp16SumGamma = 17.0 / 2048 / (1 - 17.0 / 2048);
+
 // A value written into output buffers before a kernel runs; any survivor means a missed element.
 constexpr float kPoisonValue = -12345.0f;
 // Fills a device tensor with the poison value.

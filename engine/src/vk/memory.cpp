@@ -212,14 +212,23 @@ void Allocator::check_size(VkDeviceSize bytes, bool storage, const std::string& 
                                             " bytes, over maxMemoryAllocationSize " + std::to_string(max_allocation_));
 }
 
-Buffer Allocator::create_unbacked_buffer(VkDeviceSize bytes, const std::string& name) {
-  check_size(bytes, true, name);
+VkBuffer Allocator::create_handle(VkDeviceSize bytes, bool bindable, const std::string& name, bool may_fault) {
   VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bi.size = bytes;
-  bi.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+  bi.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+             (bindable ? VK_BUFFER_USAGE_STORAGE_BUFFER_BIT : 0);
   bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   VkBuffer vb = VK_NULL_HANDLE;
-  check(vkCreateBuffer(device_, &bi, nullptr, &vb), ("vkCreateBuffer for '" + name + "'").c_str());
+  check(may_fault && fault_fires(FaultPoint::CreateBuffer) ? VK_ERROR_OUT_OF_DEVICE_MEMORY
+                                                           : vkCreateBuffer(device_, &bi, nullptr, &vb),
+        ("vkCreateBuffer for '" + name + "'").c_str());
+  return vb;
+}
+
+Buffer Allocator::create_unbacked_buffer(VkDeviceSize bytes, const std::string& name) {
+  check_size(bytes, true, name);
+  // No fault injection here: nothing is allocated, and the fault tests count real buffers.
+  VkBuffer vb = create_handle(bytes, true, name, false);
   Buffer buf;
   buf.owner_ = this;
   buf.buffer_ = vb;
@@ -233,18 +242,10 @@ Buffer Allocator::create_buffer(VkDeviceSize bytes, MemoryUsage usage, const std
   bool storage = usage == MemoryUsage::DeviceLocal;
   check_size(bytes, storage, name);
 
-  VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-  bi.size = bytes;
   // Host-visible buffers may be bound as storage too when small enough (per-step parameters and
   // noise read by kernels straight from host memory); large staging buffers stay transfer-only.
-  bool bindable = storage || bytes <= max_storage_range_;
-  bi.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
-             (bindable ? VK_BUFFER_USAGE_STORAGE_BUFFER_BIT : 0);
-  bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  VkBuffer vb = VK_NULL_HANDLE;
-  check(fault_fires(FaultPoint::CreateBuffer) ? VK_ERROR_OUT_OF_DEVICE_MEMORY
-                                              : vkCreateBuffer(device_, &bi, nullptr, &vb),
-        ("vkCreateBuffer for '" + name + "'").c_str());
+  const bool bindable = storage || bytes <= max_storage_range_;
+  VkBuffer vb = create_handle(bytes, bindable, name, true);
   VkMemoryRequirements req{};
   vkGetBufferMemoryRequirements(device_, vb, &req);
 

@@ -132,6 +132,8 @@ private:
   };
   // Throws where a buffer of this size cannot exist on the device (storage: bound to a shader).
   void check_size(VkDeviceSize bytes, bool storage, const std::string& name) const;
+  // The VkBuffer of either kind of buffer; may_fault: a Z123_FAULT `buffer` point may fail it.
+  VkBuffer create_handle(VkDeviceSize bytes, bool bindable, const std::string& name, bool may_fault);
   uint32_t pick_memory_type(uint32_t type_bits, MemoryUsage usage) const;
   Block* new_block(uint64_t size, uint32_t type_index, bool dedicated, bool map, const std::string& why,
                    bool turns = false);
