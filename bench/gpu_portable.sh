@@ -17,10 +17,9 @@ make_model
 stage "ours, portable, fp16, 28 steps"
 timeout 150 $B/zero123pp-bench-e2e /tmp/v12 $IN --runs 2 > "$OUT/e2e-portable.txt" 2>&1
 grep -E "^image|^engine" "$OUT/e2e-portable.txt"
-# The alternatives in the same run: the tiled GEMM with fp32 products (session 8's kernel) and
-# with 64 x 64 tiles for every shape (the 128 x 128 ones gained least from packed products,
-# session 9), and the tiled attention with packed fp16 P·V (prepared in session 9).
-for alt in Z123_PORTABLE_ARITH=fp32 Z123_PORTABLE_GEMM=tiled64 Z123_ATTN_PACKED_PV=1; do
+# The tiled GEMM's alternatives in the same run: fp32 products (session 8's kernel), and 64 x 64
+# tiles for every shape (the 128 x 128 ones gained least from packed products, session 9).
+for alt in Z123_PORTABLE_ARITH=fp32 Z123_PORTABLE_GEMM=tiled64; do
   stage "ours, portable, $alt"
   env "$alt" timeout 150 $B/zero123pp-bench-e2e /tmp/v12 $IN --runs 2 > "$OUT/e2e-portable-$(echo ${alt#Z123_} | tr = -).txt" 2>&1
   grep -E "^image" "$OUT/e2e-portable-$(echo ${alt#Z123_} | tr = -).txt"
@@ -35,6 +34,3 @@ for p in f16 f32; do
     --runs 0 --precision $p > "$OUT/parity-portable-$p.txt" 2>&1
   echo "parity portable $p: $(grep -E 'step 28|uint8' "$OUT/parity-portable-$p.txt" | tr -s ' ' | tr '\n' ' ')"
 done
-Z123_ATTN_PACKED_PV=1 timeout 150 $B/zero123pp-bench-e2e /tmp/v12py /tmp/e2e/pipeline_input.png \
-  --golden /tmp/e2e/pipeline.safetensors --runs 0 --precision f16 > "$OUT/parity-portable-f16-packed-pv.txt" 2>&1
-echo "parity portable f16, packed P·V: $(grep -E 'step 28|uint8' "$OUT/parity-portable-f16-packed-pv.txt" | tr -s ' ' | tr '\n' ' ')"

@@ -13,8 +13,7 @@
 //                         or GL_KHR_cooperative_matrix with COOPMAT_KHR as well
 //   ATTN_NV_COOPMAT2      GL_NV_cooperative_matrix2 path (fp16 only, not causal)
 //   ATTN_TILED            register-tiled portable path, head sizes up to 64: ATTN_NT invocations,
-//                         ATTN_RO query rows and ATTN_KS keys per invocation; ATTN_PACKED_PV
-//                         (fp16) for packed fp16 P·V
+//                         ATTN_RO query rows and ATTN_KS keys per invocation
 //   portable tiling:      ATTN_DSPLIT (invocations per query), ATTN_QB (queries per workgroup),
 //                         ATTN_BK (keys per shared-memory tile); the one-query-per-invocation
 //                         path, for head sizes the tiled one does not take (80, 512)

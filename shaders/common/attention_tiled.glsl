@@ -20,14 +20,8 @@
 // why is not understood (no profiler on the device machine). The 4096-token level: 3.37 ->
 // 2.50 ms.
 //
-// With ATTN_PACKED_PV (fp16 only) V and P stay fp16 in shared memory and O += P V runs as packed
-// f16vec2 multiply-adds (two columns per instruction), summed in fp16 over 16 keys and then added
-// into the fp32 O, as the tiled GEMM's packed products do (shaders/gemm_tiled.comp). S, the
-// softmax and the row sums stay fp32: an fp16 error in a score is an error in an exponent.
-//
-// Sizes: Q 4*D*QB, K 4*BK*D, V 4*BK*D, P 4*BK*(QB+4), partials 4*TC*(QB+4) bytes (V and P half
-// that with ATTN_PACKED_PV); the variants (shaders/variants/attention.cmake) pick ATTN_NT so that
-// they fit 32 KiB (lavapipe) or 48 KiB.
+// Sizes: Q 4*D*QB, K 4*BK*D, V 4*BK*D, P 4*BK*(QB+4), partials 4*TC*(QB+4) bytes; the variants
+// (shaders/variants/attention.cmake) pick ATTN_NT so that they fit 32 KiB (lavapipe) or 48 KiB.
 #extension GL_EXT_control_flow_attributes : require
 
 #if D > 64 || (D % 4) != 0
@@ -48,16 +42,6 @@
 #define KVEC vec4
 #else
 #define KVEC vec2
-#endif
-#ifdef ATTN_PACKED_PV
-#if !defined(DTYPE_F16) || (BK % 16) != 0
-#error "packed P·V is for fp16 storage and tiles of whole 16-key runs"
-#endif
-#define PV_T uvec2 // 4 halves
-#define PV_PACK(x) uvec2(packHalf2x16((x).xy), packHalf2x16((x).zw))
-#else
-#define PV_T vec4
-#define PV_PACK(x) (x)
 #endif
 
 layout(local_size_x = NT) in;
@@ -81,8 +65,8 @@ layout(std430, binding = 4) readonly buffer V2BufV { VEC_T v2_v[]; };
 
 shared vec4 q_sh[D * QB / 4];    // Qᵀ: [d][query], pre-scaled into the exp2 domain
 shared KVEC k_sh[D * BK / KS];   // Kᵀ: [d][key]
-shared PV_T v_sh[BK * D / 4];    // V:  [key][d]
-shared PV_T p_sh[BK * QP / 4];   // P:  [key][query]
+shared vec4 v_sh[BK * D / 4];    // V:  [key][d]
+shared vec4 p_sh[BK * QP / 4];   // P:  [key][query]
 shared vec4 red_sh[TC * QP / 4]; // per-invocation row partials: [column group][query]
 
 #define LOAD4(buf, base) (VEC4 ? UNPACK4(buf##_v[(base) / 4]) : LOAD4S(buf##_buf, base))
@@ -137,7 +121,7 @@ void main() {
       vec4 x = load_key(false, b, h, t0 + kk, d4 * 4, nkt);
       [[unroll]] for (uint e = 0; e < 4; ++e) AT(k_sh, KS, (d4 * 4 + e) * BK + kk) = x[e];
       uint vk = idx / (D / 4), vd4 = idx % (D / 4); // V: whole rows, consecutive invocations along d
-      v_sh[idx] = PV_PACK(load_key(true, b, h, t0 + vk, vd4 * 4, nkt));
+      v_sh[idx] = load_key(true, b, h, t0 + vk, vd4 * 4, nkt);
     }
     barrier();
 
@@ -193,7 +177,7 @@ void main() {
           p[e] = exp2(s[r][k] - m[r]);
           sum[r] += p[e];
         }
-        p_sh[((cg * KS + k) * QP + r0) / 4 + r4] = PV_PACK(p);
+        p_sh[((cg * KS + k) * QP + r0) / 4 + r4] = p;
       }
     }
     [[unroll]] for (uint r = 0; r < RO; ++r) {
@@ -203,29 +187,6 @@ void main() {
     barrier();
 
     // O += P V.
-#ifdef ATTN_PACKED_PV
-    for (uint k16 = 0; k16 < BK; k16 += 16) {
-      f16vec2 acc[RO][2]; // columns 4cg, 4cg+1 and 4cg+2, 4cg+3 of each row, this run of 16 keys
-      [[unroll]] for (uint r = 0; r < RO; ++r) {
-        acc[r][0] = f16vec2(0.0hf);
-        acc[r][1] = f16vec2(0.0hf);
-      }
-      for (uint kk = k16; kk < k16 + 16; ++kk) {
-        uvec2 vv = v_sh[kk * (D / 4) + cg];
-        f16vec2 v01 = unpackFloat2x16(vv.x), v23 = unpackFloat2x16(vv.y);
-        [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) {
-          uvec2 pp = p_sh[(kk * QP + r0) / 4 + r4];
-          f16vec4 p4 = f16vec4(unpackFloat2x16(pp.x), unpackFloat2x16(pp.y));
-          [[unroll]] for (uint e = 0; e < 4; ++e) {
-            f16vec2 pe = f16vec2(p4[e]);
-            acc[r4 * 4 + e][0] = fma(pe, v01, acc[r4 * 4 + e][0]);
-            acc[r4 * 4 + e][1] = fma(pe, v23, acc[r4 * 4 + e][1]);
-          }
-        }
-      }
-      [[unroll]] for (uint r = 0; r < RO; ++r) o[r] += vec4(vec2(acc[r][0]), vec2(acc[r][1]));
-    }
-#else
     for (uint kk = 0; kk < BK; ++kk) {
       vec4 vv = v_sh[kk * (D / 4) + cg];
       [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) {
@@ -233,7 +194,6 @@ void main() {
         [[unroll]] for (uint e = 0; e < 4; ++e) o[r4 * 4 + e] = fma(vec4(p[e]), vv, o[r4 * 4 + e]);
       }
     }
-#endif
   }
 
   // Row sums: the TC invocations' shares, through the partials area.

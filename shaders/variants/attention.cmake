@@ -22,10 +22,6 @@ foreach(dt f32 f16)
     foreach(nt 128 256)
       z123_shader(NAME attention_d${d}_t${nt}_${dt} SOURCE attention.comp
                   DEFINES HEAD_DIM=${d} ATTN_TILED ATTN_NT=${nt} ATTN_RO=4 ATTN_KS=${ks} ${dt_defs})
-      if(dt STREQUAL "f16") # packed fp16 P·V (Z123_ATTN_PACKED_PV=1, attention.cpp)
-        z123_shader(NAME attention_d${d}_t${nt}_pv16_${dt} SOURCE attention.comp
-                    DEFINES HEAD_DIM=${d} ATTN_TILED ATTN_NT=${nt} ATTN_RO=4 ATTN_KS=${ks} ATTN_PACKED_PV ${dt_defs})
-      endif()
     endforeach()
   endforeach()
   z123_shader(NAME attention_d80_${dt} SOURCE attention.comp

@@ -167,12 +167,7 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
   const std::string base = "attention_d" + std::to_string(head_dim);
   if (!coopmat && tiled_supports(head_dim)) {
     const int64_t nt = kernels.device().info().max_shared_memory >= kTiled256SharedBytes ? 256 : 128;
-    // Measuring knob: Z123_ATTN_PACKED_PV=1 takes the fp16 variant with packed P·V (not yet
-    // measured against the fp32 one on a GPU: bench/NOTES.md session 9).
-    const char* packed = std::getenv("Z123_ATTN_PACKED_PV");
-    const bool pv16 = dtype == DType::F16 && packed && std::string(packed) == "1";
-    return {variant(base + "_t" + std::to_string(nt) + (pv16 ? "_pv16" : ""), dtype),
-            tiled_queries_per_group(head_dim, nt), 0, true};
+    return {variant(base + "_t" + std::to_string(nt), dtype), tiled_queries_per_group(head_dim, nt), 0, true};
   }
   if (!coopmat) return {variant(base, dtype), portable_queries_per_group(head_dim), 0};
 
