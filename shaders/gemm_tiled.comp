@@ -12,9 +12,11 @@
 // device.
 // With F16_ARITH the tiles stay fp16 in shared memory and the products run as packed f16vec2
 // multiply-adds (two per instruction: twice the fp32 rate on most GPUs without matrix units;
-// docs/devices.md says which), summed in fp16 over one K step (BK / 2 products per half) and
-// then added into the fp32 accumulators, so rounding grows with BK, not with K.
-// Defines: DTYPE_F16 (required), CONV, F16_ARITH; BM, BN, BK, TX, TY (TM = BM / TY, TN = BN / TX).
+// docs/devices.md says which), summed in fp16 over FLUSH_K positions of K (FLUSH_K / 2 products
+// per half; default BK) and then added into the fp32 accumulators, so rounding grows with
+// FLUSH_K, not with K.
+// Defines: DTYPE_F16 (required), CONV, F16_ARITH, FLUSH_K; BM, BN, BK, TX, TY (TM = BM / TY,
+// TN = BN / TX).
 #extension GL_EXT_control_flow_attributes : require
 
 #ifndef DTYPE_F16
@@ -38,8 +40,11 @@
 #define NTHREADS (TX * TY)
 #define TM (BM / TY)
 #define TN (BN / TX)
-#if (BM % TY) != 0 || (BN % TX) != 0 || (BK % 8) != 0
-#error "tile sizes must divide among the invocations, and BK be whole 8-element chunks"
+#ifndef FLUSH_K
+#define FLUSH_K BK
+#endif
+#if (BM % TY) != 0 || (BN % TX) != 0 || (BK % 8) != 0 || (BK % FLUSH_K) != 0 || (FLUSH_K % 4) != 0
+#error "tile sizes must divide among the invocations, BK be whole 8-element chunks, FLUSH_K divide BK"
 #endif
 
 layout(local_size_x = NTHREADS) in;
@@ -101,11 +106,12 @@ void main() {
     store_tiles();
     barrier();
     if (k0 + BK < k_end) load_tiles(k0 + BK); // in flight during the arithmetic below
-#ifdef F16_ARITH
-    [[unroll]] for (uint i = 0; i < TM; ++i)
-      [[unroll]] for (uint j = 0; j < TN; ++j) acc16[i][j] = f16vec2(0.0hf);
-#endif
     [[unroll]] for (uint k4 = 0; k4 < BK / 4; ++k4) {
+#ifdef F16_ARITH
+      if (k4 % (FLUSH_K / 4) == 0)
+        [[unroll]] for (uint i = 0; i < TM; ++i)
+          [[unroll]] for (uint j = 0; j < TN; ++j) acc16[i][j] = f16vec2(0.0hf);
+#endif
       K4_T a[TM], b[TN];
       [[unroll]] for (uint i = 0; i < TM; ++i) a[i] = a_sh[(ty + TY * i) * LDV + k4];
       [[unroll]] for (uint j = 0; j < TN; ++j) b[j] = b_sh[(tx + TX * j) * LDV + k4];
@@ -121,14 +127,15 @@ void main() {
           acc[i][j] = fma(a[i].w, b[j].w, s);
 #endif
         }
-    }
 #ifdef F16_ARITH
-    [[unroll]] for (uint i = 0; i < TM; ++i)
-      [[unroll]] for (uint j = 0; j < TN; ++j) {
-        vec2 h = vec2(acc16[i][j]);
-        acc[i][j] += h.x + h.y;
-      }
+      if ((k4 + 1) % (FLUSH_K / 4) == 0)
+        [[unroll]] for (uint i = 0; i < TM; ++i)
+          [[unroll]] for (uint j = 0; j < TN; ++j) {
+            vec2 h = vec2(acc16[i][j]);
+            acc[i][j] += h.x + h.y;
+          }
 #endif
+    }
     barrier(); // the next store overwrites the tiles
   }
 

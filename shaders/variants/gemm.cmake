@@ -32,10 +32,13 @@ foreach(kind "" "_conv")
   # invocation, 16-deep K steps), and 64 x 64 ones (4 x 4, 32-deep) where those still fill a wave.
   z123_shader(NAME gemm${kind}_tiled_f16 SOURCE gemm_tiled.comp DEFINES DTYPE_F16 ${conv_def})
   z123_shader(NAME gemm${kind}_tiled_t64_f16 SOURCE gemm_tiled.comp DEFINES DTYPE_F16 ${conv_def} BM=64 BN=64 BK=32)
-  # The same two with packed fp16 products (F16_ARITH), the default where fp16 models run.
+  # The same two with packed fp16 products (F16_ARITH), the default where fp16 models run; both sum
+  # 8 products per half in fp16 (FLUSH_K 16) before the fp32 accumulators: with 16 (the 64 x 64
+  # tiles' whole K step) the H100's fp16 parity went from 1.59e-3 to 1.77e-3 and 3 levels
+  # (bench/NOTES.md session 10).
   z123_shader(NAME gemm${kind}_tiled_packed_f16 SOURCE gemm_tiled.comp DEFINES DTYPE_F16 F16_ARITH ${conv_def})
   z123_shader(NAME gemm${kind}_tiled_t64_packed_f16 SOURCE gemm_tiled.comp
-              DEFINES DTYPE_F16 F16_ARITH ${conv_def} BM=64 BN=64 BK=32)
+              DEFINES DTYPE_F16 F16_ARITH ${conv_def} BM=64 BN=64 BK=32 FLUSH_K=16)
   z123_shader(NAME gemm${kind}_nv_f16 SOURCE gemm_coopmat_nv.comp DEFINES DTYPE_F16 ${conv_def}
               REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
   # N <= 16 (conv_out to RGB, latent convs): 128 x 16 tiles, one 16 x 16 fragment per subgroup.

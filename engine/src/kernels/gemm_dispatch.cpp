@@ -145,14 +145,15 @@ constexpr uint32_t kTiledTile = 128, kTiledSmallTile = 64, kTiledMinN = 32;
 
 // Which kernel fp16 GEMMs off the cooperative-matrix path take: the tiled one on GPUs, the plain
 // one on CPU devices (made for them: their caches do the staging the tiled kernel does in shared
-// memory). Z123_PORTABLE_GEMM=tiled|tiled64|plain forces one (tests, measurements).
-enum class PortableKernel { Plain, Tiled, Tiled64 };
+// memory). Z123_PORTABLE_GEMM=tiled|tiled64|plain forces one, and the tiled one's tile (tests,
+// measurements): 128 x 128, 64 x 64, or the plain kernel.
+enum class PortableKernel { Plain, Tiled, Tiled128, Tiled64 };
 PortableKernel portable_kernel(const Kernels& kernels, DType dtype) {
   if (dtype != DType::F16) return PortableKernel::Plain;
   const char* forced = std::getenv("Z123_PORTABLE_GEMM");
   if (forced && *forced) {
     const std::string f = forced;
-    if (f == "tiled") return PortableKernel::Tiled;
+    if (f == "tiled") return PortableKernel::Tiled128;
     if (f == "tiled64") return PortableKernel::Tiled64;
     if (f == "plain") return PortableKernel::Plain;
     throw invalid_argument("Z123_PORTABLE_GEMM=" + f + ": expected tiled, tiled64 or plain");
@@ -160,13 +161,16 @@ PortableKernel portable_kernel(const Kernels& kernels, DType dtype) {
   return kernels.device().info().type == VK_PHYSICAL_DEVICE_TYPE_CPU ? PortableKernel::Plain : PortableKernel::Tiled;
 }
 
-// The tiled kernel's tile for an M x N output: 64 x 64 (4 x 4 per invocation, 32-deep K steps)
-// where 128 x 128 ones would fill at least a wave of compute units; measured on an H100
-// (bench/NOTES.md session 6) they ran the level-0 and level-1 shapes 15-20% faster
-// (19200x320x2880 1.32 against 1.57 ms, 4800x640x5760 1.31 against 1.55) and the 100-tile
-// level-2 ones 13% slower. 128 x 128 where the device does not tell its compute units.
-uint32_t tiled_portable_tile(const Kernels& kernels, PortableKernel kind, uint32_t M, uint32_t N) {
-  if (kind == PortableKernel::Tiled64) return kTiledSmallTile;
+// The tiled kernel's tile for an M x N output. With packed fp16 products, 64 x 64 (4 x 4 per
+// invocation, 32-deep K steps) everywhere: on an H100 (bench/NOTES.md session 10) that took the
+// forced portable path from 288-290 to 267 ms per step in the same run, the 128 x 128 tiles having
+// gained least from the packed products (23 -> 25.5 TFLOP/s against 26 -> 40, session 9). With
+// fp32 products, 64 x 64 where 128 x 128 tiles would fill at least a wave of compute units
+// (session 6: the level-0 and level-1 shapes 15-20% faster, the 100-tile level-2 ones 13% slower),
+// 128 x 128 where the device does not tell its compute units.
+uint32_t tiled_portable_tile(const Kernels& kernels, PortableKernel kind, bool packed, uint32_t M, uint32_t N) {
+  if (kind == PortableKernel::Tiled128) return kTiledTile;
+  if (kind == PortableKernel::Tiled64 || packed) return kTiledSmallTile;
   const uint32_t units = kernels.device().info().compute_units;
   const uint64_t big = uint64_t{div_up(M, kTiledTile)} * div_up(N, kTiledTile);
   return units && big >= units ? kTiledSmallTile : kTiledTile;
@@ -292,8 +296,10 @@ std::string describe_route(const Kernels& kernels, DType dtype) {
     const std::string split =
         kernels.device().info().type == VK_PHYSICAL_DEVICE_TYPE_CPU ? "" : ", split K for few tiles";
     if (portable_kernel(kernels, dtype) != PortableKernel::Plain)
-      return "portable tiled, 128 x 128 or 64 x 64 tiles in shared memory, " +
-             std::string(tiled_packed_products(kernels) ? "packed fp16" : "fp32") + " products (N < " +
+      return std::string(tiled_packed_products(kernels)
+                             ? "portable tiled, 64 x 64 tiles in shared memory, packed fp16 products"
+                             : "portable tiled, 128 x 128 or 64 x 64 tiles in shared memory, fp32 products") +
+             " (N < " +
              std::to_string(kTiledMinN) + ": plain)" + split;
     return "portable plain, " + std::to_string(kPortableRows) + " x " + std::to_string(kPortableCols) +
            " outputs per invocation from global memory" + split;
@@ -414,9 +420,9 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   // Tiled portable kernel (gemm_tiled.comp) for fp16 on GPUs (portable_kernel above): shared-
   // memory tiles where the plain kernel reads every operand from global memory itself.
   if (gemm_uses_tiled_portable(kernels, x.dtype, push.N, p.raw_f32)) {
-    const uint32_t tile = tiled_portable_tile(kernels, portable_kernel(kernels, x.dtype), push.M, push.N);
-    const std::string name =
-        base + (tile == kTiledTile ? "_tiled" : "_tiled_t64") + (tiled_packed_products(kernels) ? "_packed" : "");
+    const bool packed = tiled_packed_products(kernels);
+    const uint32_t tile = tiled_portable_tile(kernels, portable_kernel(kernels, x.dtype), packed, push.M, push.N);
+    const std::string name = base + (tile == kTiledTile ? "_tiled" : "_tiled_t64") + (packed ? "_packed" : "");
     const vk::Pipeline& pipe = kernels.pipeline(variant(name, x.dtype), 5, sizeof push, {run % 8 == 0 ? 1u : 0u});
     const uint32_t row_tiles = div_up(push.M, tile), col_tiles = div_up(push.N, tile);
     record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles,
