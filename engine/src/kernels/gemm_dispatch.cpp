@@ -299,8 +299,7 @@ std::string describe_route(const Kernels& kernels, DType dtype) {
       return std::string(tiled_packed_products(kernels)
                              ? "portable tiled, 64 x 64 tiles in shared memory, packed fp16 products"
                              : "portable tiled, 128 x 128 or 64 x 64 tiles in shared memory, fp32 products") +
-             " (N < " +
-             std::to_string(kTiledMinN) + ": plain)" + split;
+             " (N < " + std::to_string(kTiledMinN) + ": plain)" + split;
     return "portable plain, " + std::to_string(kPortableRows) + " x " + std::to_string(kPortableCols) +
            " outputs per invocation from global memory" + split;
   }
