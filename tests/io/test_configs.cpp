@@ -54,11 +54,9 @@ TEST(ConfigsTest, RealUnet) {
   for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(u.head_dim(i), 64);
   EXPECT_EQ(u.cross_attention_dim, (std::vector<int>{1024, 1024, 1024, 1024}));
   EXPECT_EQ(u.transformer_layers_per_block, (std::vector<int>{1, 1, 1, 1}));
-  EXPECT_EQ(u.down_block_types, (std::vector<std::string>{"CrossAttnDownBlock2D", "CrossAttnDownBlock2D",
-                                                          "CrossAttnDownBlock2D", "DownBlock2D"}));
-  EXPECT_EQ(u.up_block_types,
-            (std::vector<std::string>{"UpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D"}));
-  EXPECT_EQ(u.mid_block_type, "UNetMidBlock2DCrossAttn");
+  using K = UNetBlockKind;
+  EXPECT_EQ(u.down_blocks, (std::vector<K>{K::CrossAttention, K::CrossAttention, K::CrossAttention, K::Plain}));
+  EXPECT_EQ(u.up_blocks, (std::vector<K>{K::Plain, K::CrossAttention, K::CrossAttention, K::CrossAttention}));
   EXPECT_EQ(u.norm_num_groups, 32);
   EXPECT_DOUBLE_EQ(u.norm_eps, 1e-5);
   EXPECT_TRUE(u.use_linear_projection);

@@ -1,9 +1,15 @@
 // The UNet on the bundled tiny model vs the official diffusers UNet2DConditionModel, plain and
 // with Zero123++'s reference attention exactly as the official RefOnlyNoisedUNet runs it (write
-// pass on the noised reference latent, read pass on the main latent, two batch halves).
+// pass on the noised reference latent, read pass on the main latent, two batch halves). Twice:
+// with v1.2's topology (one BasicTransformerBlock per transformer) and with two per transformer
+// (tests/data/golden-tlpb2), where the write pass must store all 32 attn1 layers before it stops.
 // Tolerances: fp32 1e-4 relative L2 (accumulation order only); fp16 1e-2 (11-bit rounding of
 // every stored activation across ~100 stages; the fp16 target).
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <ostream>
+#include <tuple>
 
 #include "support/check.hpp"
 #include "support/golden.hpp"
@@ -37,16 +43,30 @@ Tensor time_input(vk::Device& dev, const nets::UNet& unet, DType dt, float t, in
   return out;
 }
 
-class UNetParity : public test::VkTest, public ::testing::WithParamInterface<DType> {};
+// A tiny model and the goldens the official modules computed from it.
+struct GoldenSet {
+  const char* name;
+  std::filesystem::path (*model_dir)();
+  std::filesystem::path (*golden_dir)();
+};
+void PrintTo(const GoldenSet& s, std::ostream* os) { *os << s.name; }
+const GoldenSet kV12Topology{"tiny", test::tiny_model_dir, test::golden_dir};
+const GoldenSet kTwoTransformerLayers{"tiny_tlpb2", test::tlpb2_model_dir, test::tlpb2_golden_dir};
+
+class UNetParity : public test::VkTest, public ::testing::WithParamInterface<std::tuple<GoldenSet, DType>> {
+protected:
+  DType dtype() const { return std::get<1>(GetParam()); }
+  const GoldenSet& set() const { return std::get<0>(GetParam()); }
+};
 
 } // namespace
 
 TEST_P(UNetParity, PlainForwardMatchesDiffusers) {
-  DType dt = GetParam();
+  const DType dt = dtype();
   kernels::Kernels k(device());
-  ModelFolder folder = ModelFolder::open(test::tiny_model_dir());
+  ModelFolder folder = ModelFolder::open(set().model_dir());
   nets::UNet unet(k, folder, dt);
-  test::GoldenFile g("unet.safetensors");
+  test::GoldenFile g(set().golden_dir(), "unet.safetensors");
   for (const char* t : {"999", "35"}) {
     SCOPED_TRACE(std::string("t = ") + t);
     auto sample_g = g.at("sample");
@@ -67,11 +87,11 @@ TEST_P(UNetParity, PlainForwardMatchesDiffusers) {
 }
 
 TEST_P(UNetParity, ReferenceAttentionMatchesRefOnlyNoisedUNet) {
-  DType dt = GetParam();
+  const DType dt = dtype();
   kernels::Kernels k(device());
-  ModelFolder folder = ModelFolder::open(test::tiny_model_dir());
+  ModelFolder folder = ModelFolder::open(set().model_dir());
   nets::UNet unet(k, folder, dt);
-  test::GoldenFile g("unet_ref.safetensors");
+  test::GoldenFile g(set().golden_dir(), "unet_ref.safetensors");
   Tensor ref_in = upload_nchw(device(), dt, g.at("ref_input"), "ref_input");
   Tensor main_in = upload_nchw(device(), dt, g.at("main_input"), "main_input");
   Tensor ctx = upload_plain(device(), dt, g.at("ctx"), "ctx");
@@ -92,5 +112,10 @@ TEST_P(UNetParity, ReferenceAttentionMatchesRefOnlyNoisedUNet) {
   EXPECT_EQ(rep.nonfinite, 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, UNetParity, ::testing::Values(DType::F32, DType::F16),
-                         [](const auto& param_info) { return std::string(dtype_name(param_info.param)); });
+INSTANTIATE_TEST_SUITE_P(Models, UNetParity,
+                         ::testing::Combine(::testing::Values(kV12Topology, kTwoTransformerLayers),
+                                            ::testing::Values(DType::F32, DType::F16)),
+                         [](const auto& param_info) {
+                           return std::string(std::get<0>(param_info.param).name) + "_" +
+                                  dtype_name(std::get<1>(param_info.param));
+                         });

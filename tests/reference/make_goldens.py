@@ -441,7 +441,8 @@ def compute(modules, inputs, device, dtype, errors):
         finally:
             torch.randn_like = orig_randn_like
             cap.close()
-        assert len(noises) == 1 and len(seen["stored"]) == 16, (len(noises), len(seen.get("stored", {})))
+        stored_layers = 16 * TINY["unet/config.json"].get("transformer_layers_per_block", 1)
+        assert len(noises) == 1 and len(seen["stored"]) == stored_layers, (len(noises), len(seen.get("stored", {})))
         for n in names:
             assert len(cap.out[n]) == 2, (n, len(cap.out[n]))
         res = {"latents": x["ref_latent"], "main_input": main_in, "timestep": t.reshape(1).float(),
@@ -450,8 +451,9 @@ def compute(modules, inputs, device, dtype, errors):
         for n in names:
             res[f"write.{n}.out"] = cap.out[n][0]
             res[f"read.{n}.out"] = cap.out[n][1]
-        for n in REF_LAYERS:
-            res[f"stored.{n}"] = seen["stored"][n]
+        for n in REF_LAYERS + [n.replace("transformer_blocks.0", "transformer_blocks.1") for n in REF_LAYERS]:
+            if n in seen["stored"]:
+                res[f"stored.{n}"] = seen["stored"][n]
         return res
 
     for name, fn in [("text", text_section), ("vision", vision_section), ("conditioning", conditioning_section),
@@ -501,7 +503,11 @@ def main():
     ap.add_argument("out", nargs="?", default=str(REPO / "tests" / "data" / "golden"))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-cross-check", action="store_true")
+    ap.add_argument("--transformer-layers", type=int, default=1,
+                    help="the tiny UNet's transformer_layers_per_block (2: tests/data/golden-tlpb2)")
     a = ap.parse_args()
+    if a.transformer_layers != 1:
+        TINY["unet/config.json"]["transformer_layers_per_block"] = a.transformer_layers
     out = Path(a.out)
     model_dir = out / "tiny-model"
     if model_dir.exists():

@@ -32,7 +32,32 @@ std::filesystem::path fast_model_dir() {
   return folder.dir;
 }
 
-GoldenFile::GoldenFile(const std::string& file_name) : file_(SafetensorsFile::open(golden_dir() / file_name)) {}
+std::filesystem::path tlpb2_golden_dir() { return golden_dir().parent_path() / "golden-tlpb2"; }
+
+std::filesystem::path tlpb2_model_dir() {
+  struct Folder {
+    std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / ("z123-tlpb2-model-" + std::to_string(::getpid()));
+    Folder() {
+      namespace fs = std::filesystem;
+      fs::remove_all(dir);
+      fs::copy(tiny_model_dir(), dir, fs::copy_options::recursive);
+      fs::remove_all(dir / "unet");
+      fs::copy(tlpb2_golden_dir() / "tiny-model" / "unet", dir / "unet", fs::copy_options::recursive);
+    }
+    ~Folder() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  };
+  static const Folder folder;
+  return folder.dir;
+}
+
+GoldenFile::GoldenFile(const std::string& file_name) : GoldenFile(golden_dir(), file_name) {}
+
+GoldenFile::GoldenFile(const std::filesystem::path& dir, const std::string& file_name)
+    : file_(SafetensorsFile::open(dir / file_name)) {}
 
 GoldenTensor GoldenFile::at(const std::string& name) const {
   const TensorView& v = file_.at(name);

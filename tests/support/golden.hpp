@@ -19,6 +19,12 @@ std::filesystem::path tiny_model_dir(); // tests/data/golden/tiny-model
 // the tiny model's minute (its 512 px VAE branch puts 4,096 reference tokens in every
 // attention). For tests of plumbing (faults, threads, soaks), not of numerics.
 std::filesystem::path fast_model_dir();
+// tests/data/golden-tlpb2: the tiny UNet with transformer_layers_per_block = 2 (make_goldens.py
+// --transformer-layers 2): its unet/ folder and its unet / unet_ref goldens.
+std::filesystem::path tlpb2_golden_dir();
+// The tiny model with that unet/ in place of its own, written once per process into a temporary
+// folder (the other modules are the tiny model's: only the UNet is compared).
+std::filesystem::path tlpb2_model_dir();
 
 struct GoldenTensor {
   std::vector<int64_t> shape;
@@ -28,6 +34,7 @@ struct GoldenTensor {
 class GoldenFile {
 public:
   explicit GoldenFile(const std::string& file_name); // e.g. "text.safetensors"
+  GoldenFile(const std::filesystem::path& dir, const std::string& file_name);
   GoldenTensor at(const std::string& name) const;
 
 private:

@@ -204,29 +204,32 @@ UNetConfig parse_unet_config(std::string_view json_text, const std::string& sour
   u.block_out_channels = level_channels(f, {320, 640, 1280, 1280});
   const std::size_t n = u.block_out_channels.size();
 
-  u.down_block_types = string_list_or(
-      f, "down_block_types", {"CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "DownBlock2D"});
-  u.up_block_types = string_list_or(f, "up_block_types",
-                                    {"UpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D"});
-  require_length(f, "down_block_types", u.down_block_types.size(), n, "one per block_out_channels entry");
-  require_length(f, "up_block_types", u.up_block_types.size(), n, "one per block_out_channels entry");
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!one_of(u.down_block_types[i], {"CrossAttnDownBlock2D", "DownBlock2D"})) {
-      throw unsupported(f.where("down_block_types") + ": entry " + std::to_string(i) + " is " +
-                        json_util::clipped_dump(json(u.down_block_types[i])) +
-                        "; the engine implements only \"CrossAttnDownBlock2D\", \"DownBlock2D\"");
+  // Block kinds: the names diffusers gives them, each parsed once into UNetBlockKind.
+  const auto block_kinds = [&](const char* key, std::vector<std::string> fallback, const char* cross_name,
+                               const char* plain_name) {
+    const std::vector<std::string> names = string_list_or(f, key, std::move(fallback));
+    require_length(f, key, names.size(), n, "one per block_out_channels entry");
+    std::vector<UNetBlockKind> kinds;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!one_of(names[i], {cross_name, plain_name}))
+        throw unsupported(f.where(key) + ": entry " + std::to_string(i) + " is " +
+                          json_util::clipped_dump(json(names[i])) + "; the engine implements only \"" + cross_name +
+                          "\", \"" + plain_name + "\"");
+      kinds.push_back(names[i] == cross_name ? UNetBlockKind::CrossAttention : UNetBlockKind::Plain);
     }
-    if (!one_of(u.up_block_types[i], {"CrossAttnUpBlock2D", "UpBlock2D"})) {
-      throw unsupported(f.where("up_block_types") + ": entry " + std::to_string(i) + " is " +
-                        json_util::clipped_dump(json(u.up_block_types[i])) +
-                        "; the engine implements only \"CrossAttnUpBlock2D\", \"UpBlock2D\"");
-    }
-  }
+    return kinds;
+  };
+  u.down_blocks = block_kinds("down_block_types",
+                              {"CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "CrossAttnDownBlock2D", "DownBlock2D"},
+                              "CrossAttnDownBlock2D", "DownBlock2D");
+  u.up_blocks =
+      block_kinds("up_block_types", {"UpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D", "CrossAttnUpBlock2D"},
+                  "CrossAttnUpBlock2D", "UpBlock2D");
   if (f.has("mid_block_type") && f.get("mid_block_type")->is_null()) {
     throw unsupported(f.where("mid_block_type") +
                       " is null (no mid block); the engine implements only \"UNetMidBlock2DCrossAttn\"");
   }
-  u.mid_block_type = supported_string(f, "mid_block_type", "UNetMidBlock2DCrossAttn", {"UNetMidBlock2DCrossAttn"});
+  supported_string(f, "mid_block_type", "UNetMidBlock2DCrossAttn", {"UNetMidBlock2DCrossAttn"});
 
   u.layers_per_block = int_list_in(f, "layers_per_block", 2, n, 1, limits::kMaxLayersPerBlock);
   // diffusers quirk (spec §2.3): attention_head_dim holds head counts unless num_attention_heads is set.
@@ -239,8 +242,8 @@ UNetConfig parse_unet_config(std::string_view json_text, const std::string& sour
   for (std::size_t i = 0; i < n; ++i) {
     // Heads matter where a Transformer2DModel runs at this level: a cross-attention down block,
     // the mirrored up block, or the mid block (last level).
-    const bool has_attention = u.down_block_types[i] == "CrossAttnDownBlock2D" ||
-                               u.up_block_types[n - 1 - i] == "CrossAttnUpBlock2D" || i == n - 1;
+    const bool has_attention = u.down_blocks[i] == UNetBlockKind::CrossAttention ||
+                               u.up_blocks[n - 1 - i] == UNetBlockKind::CrossAttention || i == n - 1;
     if (has_attention && u.block_out_channels[i] % u.num_attention_heads[i] != 0) {
       throw model_error(f.where(heads_key) + ": entry " + std::to_string(i) + " = " +
                         std::to_string(u.num_attention_heads[i]) + " heads do not divide " +

@@ -1,5 +1,7 @@
 #include "z123/model/expected_tensors.hpp"
 
+#include "z123/model/unet_layout.hpp"
+
 #include <utility>
 
 namespace z123 {
@@ -120,65 +122,33 @@ std::uint64_t total_numel(const std::vector<ExpectedTensor>& tensors) {
   return n;
 }
 
-// Channel bookkeeping follows diffusers UNet2DConditionModel.__init__ and get_down/up_block.
+// The UNet's tensors in module forward order, from its one declaration (model/unet_layout.hpp).
 std::vector<ExpectedTensor> expected_unet_tensors(const UNetConfig& c) {
   Builder b;
-  const std::size_t n = c.levels();
-  const auto& ch = c.block_out_channels;
-  const std::int64_t temb = c.time_embedding_dim;
+  const UNetLayout u = unet_layout(c);
+  const std::int64_t temb = u.time_embedding_dim;
+  const auto resnet = [&](const ResnetDecl& r) { b.resnet(r.prefix, r.in_channels, r.out_channels, temb); };
+  const auto transformer = [&](const TransformerDecl& t) {
+    b.transformer(t.prefix, t.channels, t.heads, static_cast<int>(t.blocks), t.cross_dim);
+  };
+  const auto block = [&](const UNetBlockDecl& blk) {
+    for (const UNetLayerDecl& l : blk.layers) {
+      resnet(l.resnet);
+      if (l.transformer) transformer(*l.transformer);
+    }
+    if (blk.resampler) b.conv(*blk.resampler, blk.channels, blk.channels, 3);
+  };
 
-  b.conv("conv_in", ch[0], c.in_channels, c.conv_in_kernel);
-  b.linear("time_embedding.linear_1", temb, ch[0]); // positional embedding width = ch[0]
+  b.conv("conv_in", u.base_channels, u.in_channels, u.conv_in_kernel);
+  b.linear("time_embedding.linear_1", temb, u.base_channels); // positional embedding width = ch[0]
   b.linear("time_embedding.linear_2", temb, temb);
-
-  std::int64_t out_ch = ch[0];
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::string p = "down_blocks." + std::to_string(i);
-    const std::int64_t in_ch = out_ch;
-    out_ch = ch[i];
-    const bool cross = c.down_block_types[i] == "CrossAttnDownBlock2D";
-    for (int j = 0; j < c.layers_per_block[i]; ++j) {
-      b.resnet(p + ".resnets." + std::to_string(j), j == 0 ? in_ch : out_ch, out_ch, temb);
-      if (cross) {
-        b.transformer(p + ".attentions." + std::to_string(j), out_ch, c.num_attention_heads[i],
-                      c.transformer_layers_per_block[i], c.cross_attention_dim[i]);
-      }
-    }
-    if (i + 1 < n) b.conv(p + ".downsamplers.0.conv", out_ch, out_ch, 3);
-  }
-
-  // UNetMidBlock2DCrossAttn with num_layers = 1: resnet, transformer, resnet.
-  const std::int64_t mid = ch[n - 1];
-  b.resnet("mid_block.resnets.0", mid, mid, temb);
-  b.transformer("mid_block.attentions.0", mid, c.num_attention_heads[n - 1], c.transformer_layers_per_block[n - 1],
-                c.cross_attention_dim[n - 1]);
-  b.resnet("mid_block.resnets.1", mid, mid, temb);
-
-  // Up block i mirrors level n-1-i; each resnet eats one skip (LIFO), the last one of a block
-  // takes the skip from the level below (its "input_channel").
-  out_ch = ch[n - 1];
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::size_t level = n - 1 - i;
-    const std::string p = "up_blocks." + std::to_string(i);
-    const std::int64_t prev_out = out_ch;
-    out_ch = ch[level];
-    const std::int64_t in_ch = ch[level == 0 ? 0 : level - 1];
-    const bool cross = c.up_block_types[i] == "CrossAttnUpBlock2D";
-    const int layers = c.layers_per_block[level] + 1;
-    for (int j = 0; j < layers; ++j) {
-      const std::int64_t skip = (j == layers - 1) ? in_ch : out_ch;
-      const std::int64_t res_in = (j == 0) ? prev_out : out_ch;
-      b.resnet(p + ".resnets." + std::to_string(j), res_in + skip, out_ch, temb);
-      if (cross) {
-        b.transformer(p + ".attentions." + std::to_string(j), out_ch, c.num_attention_heads[level],
-                      c.transformer_layers_per_block[level], c.cross_attention_dim[level]);
-      }
-    }
-    if (i + 1 < n) b.conv(p + ".upsamplers.0.conv", out_ch, out_ch, 3);
-  }
-
-  b.norm("conv_norm_out", ch[0]);
-  b.conv("conv_out", c.out_channels, ch[0], c.conv_out_kernel);
+  for (const UNetBlockDecl& blk : u.down) block(blk);
+  resnet(u.mid_first);
+  transformer(u.mid_transformer);
+  resnet(u.mid_second);
+  for (const UNetBlockDecl& blk : u.up) block(blk);
+  b.norm("conv_norm_out", u.base_channels);
+  b.conv("conv_out", u.out_channels, u.base_channels, u.conv_out_kernel);
   return b.take();
 }
 

@@ -161,8 +161,8 @@ struct UNet::Pass {
 
   // Transformer2DModel with linear projections (spec §9.5) on x [B, H, W, C]; returns the output
   // (x + proj_out(...)), or an empty tensor when the write pass has stored its last layer.
-  Tensor transformer(const std::string& prefix, const Tensor& x, int64_t heads) {
-    const std::string p = prefix + ".";
+  Tensor transformer(const TransformerDecl& decl, const Tensor& x) {
+    const std::string p = decl.prefix + ".";
     const DType dt = x.dtype;
     const int64_t B = x.dim(0), C = x.dim(-1), N = x.numel() / (B * C);
     Tensor tokens = x;
@@ -173,10 +173,8 @@ struct UNet::Pass {
     Tensor h = c.ws.acquire(dt, {B, N, C}, p + "proj_in");
     linear(c.k, c.rec, n, c.w.at(p + "proj_in.weight"), &c.w.at(p + "proj_in.bias"), h);
     c.ws.release(n);
-    for (int64_t t = 0;; ++t) {
-      std::string tb = p + "transformer_blocks." + std::to_string(t) + ".";
-      if (!c.w.has(tb + "norm1.weight")) break;
-      transformer_block(tb, h, heads);
+    for (int64_t t = 0; t < decl.blocks; ++t) {
+      transformer_block(decl.block_prefix(t) + ".", h, decl.heads);
       if (done()) return {};
     }
     Tensor out = c.ws.acquire(dt, x.shape, p + "proj_out");
@@ -188,15 +186,16 @@ struct UNet::Pass {
     return out;
   }
 
-  Tensor resnet(const std::string& prefix, const Tensor& x, int64_t cout) {
-    return resnet_block(c, prefix, x, cout, cfg.norm_num_groups, static_cast<float>(cfg.norm_eps), &silu_emb);
+  Tensor resnet(const ResnetDecl& decl, const Tensor& x) {
+    return resnet_block(c, decl.prefix, x, decl.out_channels, cfg.norm_num_groups, static_cast<float>(cfg.norm_eps),
+                        &silu_emb);
   }
 };
 
 // ---------------------------------------------------------------------------------------------
 UNet::UNet(Kernels& kernels, const ModelFolder& folder, DType storage, WeightUploads* deferred,
            WeightPlacement placement)
-    : k_(kernels), config_(folder.configs().unet),
+    : k_(kernels), config_(folder.configs().unet), layout_(unet_layout(config_)),
       weights_(kernels.device(), folder, ModelModule::Unet, storage, placement, deferred) {}
 
 std::vector<float> UNet::timestep_frequencies(float t) const {
@@ -227,8 +226,7 @@ void UNet::record_context(vk::Recording& rec, const Tensor& ctx, ReferenceCache&
 
 void UNet::record(vk::Recording& rec, Workspace& ws, const Tensor& sample, const Tensor& t_freq, const Tensor& ctx,
                   const Tensor* out, RefMode mode, ReferenceCache* cache, ReferenceCache* context_kv) {
-  const auto& ch = config_.block_out_channels;
-  const size_t levels = ch.size();
+  const size_t levels = config_.levels();
   const DType dt = weights_.storage();
   const int64_t B = sample.dim(0);
   if (mode != RefMode::None && !cache) throw internal_error("UNet reference mode without a cache");
@@ -237,15 +235,8 @@ void UNet::record(vk::Recording& rec, Workspace& ws, const Tensor& sample, const
     throw unsupported("UNet sample " + sample.describe() + ": height and width must be multiples of " +
                       std::to_string(1 << (levels - 1)));
   Pass P{{k_, rec, ws, weights_}, config_, ctx, mode, cache, context_kv, {}, 0};
-  if (mode == RefMode::Write) {
-    // Count the attn1 layers, so the write pass knows where its useful work ends.
-    for (size_t i = 0; i < levels; ++i) {
-      if (config_.down_block_types[i] == "CrossAttnDownBlock2D") P.attn1_left += config_.layers_per_block[i];
-      if (config_.up_block_types[i] == "CrossAttnUpBlock2D")
-        P.attn1_left += config_.layers_per_block[levels - 1 - i] + 1;
-    }
-    if (config_.mid_block_type == "UNetMidBlock2DCrossAttn") P.attn1_left += 1;
-  }
+  // The write pass knows where its useful work ends: after the last attn1 layer.
+  if (mode == RefMode::Write) P.attn1_left = layout_.self_attention_layers();
 
   // Time embedding: linear_1 → SiLU → linear_2; every resnet then takes silu(emb).
   const Tensor& l1 = weights_.at("time_embedding.linear_1.weight");
@@ -257,20 +248,18 @@ void UNet::record(vk::Recording& rec, Workspace& ws, const Tensor& sample, const
   ws.release(e1);
 
   NetContext& c = P.c;
-  Tensor x = conv(c, "conv_in", sample, ch[0], 1, 1, 1);
+  Tensor x = conv(c, "conv_in", sample, layout_.base_channels, 1, 1, 1);
   std::vector<Tensor> skips{x}; // s0, s1, ...: popped last-in-first-out by the up blocks
   // The write pass ends at the last attn1: give every held buffer back to the workspace.
   auto end_write_pass = [&]() {
     for (Tensor& s : skips) ws.release(s);
     ws.release(P.silu_emb);
   };
-  for (size_t i = 0; i < levels; ++i) {
-    const std::string b = "down_blocks." + std::to_string(i);
-    const bool attn = config_.down_block_types[i] == "CrossAttnDownBlock2D";
-    for (int j = 0; j < config_.layers_per_block[i]; ++j) {
-      Tensor r = P.resnet(b + ".resnets." + std::to_string(j), x, ch[i]); // x is a skip: kept
-      if (attn) {
-        Tensor t = P.transformer(b + ".attentions." + std::to_string(j), r, config_.num_attention_heads[i]);
+  for (const UNetBlockDecl& block : layout_.down) {
+    for (const UNetLayerDecl& layer : block.layers) {
+      Tensor r = P.resnet(layer.resnet, x); // x is a skip: kept
+      if (layer.transformer) {
+        Tensor t = P.transformer(*layer.transformer, r);
         ws.release(r);
         if (P.done()) return end_write_pass();
         r = t;
@@ -278,48 +267,44 @@ void UNet::record(vk::Recording& rec, Workspace& ws, const Tensor& sample, const
       x = r;
       skips.push_back(x);
     }
-    if (i + 1 < levels) {
+    if (block.resampler) {
       const int pad = config_.downsample_padding;
-      x = conv(c, b + ".downsamplers.0.conv", x, ch[i], 2, pad, pad);
+      x = conv(c, *block.resampler, x, block.channels, 2, pad, pad);
       skips.push_back(x);
     }
   }
-  // Mid block: resnet, transformer, resnet (the level's head count is the last one).
-  const int64_t top = ch.back();
-  Tensor m = P.resnet("mid_block.resnets.0", x, top);
-  if (config_.mid_block_type == "UNetMidBlock2DCrossAttn") {
-    Tensor t = P.transformer("mid_block.attentions.0", m, config_.num_attention_heads.back());
+  // Mid block: resnet, transformer, resnet.
+  Tensor m = P.resnet(layout_.mid_first, x);
+  {
+    Tensor t = P.transformer(layout_.mid_transformer, m);
     ws.release(m);
     if (P.done()) return end_write_pass();
     m = t;
   }
-  x = P.resnet("mid_block.resnets.1", m, top);
+  x = P.resnet(layout_.mid_second, m);
   ws.release(m);
   // Up blocks: each resnet takes cat([h, skip]) (current first, skip second, spec §17.19).
-  for (size_t i = 0; i < levels; ++i) {
-    const size_t level = levels - 1 - i;
-    const std::string b = "up_blocks." + std::to_string(i);
-    const bool attn = config_.up_block_types[i] == "CrossAttnUpBlock2D";
-    for (int j = 0; j <= config_.layers_per_block[level]; ++j) {
+  for (const UNetBlockDecl& block : layout_.up) {
+    for (const UNetLayerDecl& layer : block.layers) {
       Tensor skip = skips.back();
       skips.pop_back();
       if (skip.dim(1) != x.dim(1) || skip.dim(2) != x.dim(2))
-        throw internal_error(b + ": skip " + skip.describe() + " does not match " + x.describe());
-      Tensor cat = ws.acquire(dt, {B, x.dim(1), x.dim(2), x.dim(3) + skip.dim(3)}, b + ".cat");
+        throw internal_error(block.prefix + ": skip " + skip.describe() + " does not match " + x.describe());
+      Tensor cat = ws.acquire(dt, {B, x.dim(1), x.dim(2), x.dim(3) + skip.dim(3)}, block.prefix + ".cat");
       concat_channels(k_, rec, x, skip, cat);
       ws.release(x);
       ws.release(skip);
-      x = P.resnet(b + ".resnets." + std::to_string(j), cat, ch[level]);
+      x = P.resnet(layer.resnet, cat);
       ws.release(cat);
-      if (attn) {
-        Tensor t = P.transformer(b + ".attentions." + std::to_string(j), x, config_.num_attention_heads[level]);
+      if (layer.transformer) {
+        Tensor t = P.transformer(*layer.transformer, x);
         ws.release(x);
         if (P.done()) return end_write_pass();
         x = t;
       }
     }
-    if (i + 1 < levels) {
-      Tensor u = conv(c, b + ".upsamplers.0.conv", x, ch[level], 1, 1, 1, 2);
+    if (block.resampler) {
+      Tensor u = conv(c, *block.resampler, x, block.channels, 1, 1, 1, 2);
       ws.release(x);
       x = u;
     }

@@ -53,15 +53,21 @@ struct SchedulerConfig {
 
 // ---- unet/config.json (UNet2DConditionModel) -------------------------------------------------
 // Per-level lists are expanded from "int or list" options to one entry per down block (level i =
-// down_blocks.i; up_blocks.i uses level n-1-i).
+// down_blocks.i; up_blocks.i uses level n-1-i). The structure they describe is declared in
+// model/unet_layout.hpp.
+
+// down_block_types / up_block_types entries, parsed once: "CrossAttnDownBlock2D" /
+// "CrossAttnUpBlock2D" (resnets each followed by a transformer) or "DownBlock2D" / "UpBlock2D"
+// (resnets only). The mid block is always "UNetMidBlock2DCrossAttn" (others are refused).
+enum class UNetBlockKind { Plain, CrossAttention };
+
 struct UNetConfig {
   int in_channels = 4;
   int out_channels = 4;
-  std::vector<int> block_out_channels;       // default [320, 640, 1280, 1280]
-  std::vector<std::string> down_block_types; // "CrossAttnDownBlock2D" | "DownBlock2D"
-  std::string mid_block_type = "UNetMidBlock2DCrossAttn";
-  std::vector<std::string> up_block_types; // "CrossAttnUpBlock2D" | "UpBlock2D"
-  std::vector<int> layers_per_block;       // resnets per down block (up blocks have one more)
+  std::vector<int> block_out_channels;    // default [320, 640, 1280, 1280]
+  std::vector<UNetBlockKind> down_blocks; // down_block_types
+  std::vector<UNetBlockKind> up_blocks;   // up_block_types
+  std::vector<int> layers_per_block;      // resnets per down block (up blocks have one more)
   // Attention HEAD COUNTS per level. diffusers calls the config key attention_head_dim (a naming
   // quirk: [5, 10, 20, 20] in v1.2 are head counts); num_attention_heads overrides it if non-null.
   std::vector<int> num_attention_heads;

@@ -16,6 +16,7 @@
 
 #include "z123/kernels/kernels.hpp"
 #include "z123/model/configs.hpp"
+#include "z123/model/unet_layout.hpp"
 #include "z123/nets/weights.hpp"
 #include "z123/workspace.hpp"
 
@@ -67,6 +68,7 @@ public:
   std::vector<float> timestep_frequencies(float t) const;
 
   const UNetConfig& config() const { return config_; }
+  const UNetLayout& layout() const { return layout_; }
   uint64_t weight_bytes() const { return weights_.device_bytes(); }
   const Weights& weights() const { return weights_; }
 
@@ -74,6 +76,7 @@ private:
   struct Pass;
   kernels::Kernels& k_;
   UNetConfig config_;
+  UNetLayout layout_; // the structure record() walks (model/unet_layout.hpp)
   Weights weights_;
 };
 
