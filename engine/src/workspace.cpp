@@ -25,17 +25,17 @@ Tensor Workspace::acquire(DType dtype, std::vector<int64_t> shape, const std::st
     if (d <= 0) throw invalid_argument("workspace tensor '" + what + "' has shape " + shape_string(t.shape));
   uint64_t need = (t.bytes() + 3) & ~uint64_t(3);
   if (planning_) {
+    note_freed();
     t.buffer = std::make_shared<vk::Buffer>(device_.allocator().create_unbacked_buffer(need, name_ + ":" + what));
-    open_[t.buffer.get()] = noted_.size();
+    open_.push_back({t.buffer, noted_.size()});
     noted_.push_back({need, events_++, std::numeric_limits<uint64_t>::max()});
     return t;
   }
   const size_t request = next_request_++;
   if (request < plan_.size()) {
     Slot& s = slots_[plan_[request]];
-    if (!s.in_use && s.planned_bytes >= need) {
+    if (s.free() && s.planned_bytes >= need) {
       if (!s.buffer) s.buffer = new_buffer(s.planned_bytes, what);
-      s.in_use = true;
       t.buffer = s.buffer;
       return t;
     }
@@ -46,49 +46,40 @@ Tensor Workspace::acquire(DType dtype, std::vector<int64_t> shape, const std::st
   const uint64_t most = plan_.empty() ? 2 * need + 4096 : std::numeric_limits<uint64_t>::max();
   Slot* best = nullptr;
   for (Slot& s : slots_) {
-    if (s.in_use || !s.buffer || s.buffer->size() < need || s.buffer->size() > most) continue;
+    if (!s.buffer || !s.free() || s.buffer->size() < need || s.buffer->size() > most) continue;
     if (!best || s.buffer->size() < best->buffer->size()) best = &s;
   }
   if (!best) {
-    slots_.push_back({new_buffer(need, what), need, false});
+    slots_.push_back({new_buffer(need, what), need});
     best = &slots_.back();
   }
-  best->in_use = true;
   t.buffer = best->buffer;
   return t;
 }
 
+void Workspace::note_freed() {
+  std::erase_if(open_, [&](const Open& o) {
+    if (o.buffer.use_count() > 1) return false;
+    noted_[o.noted].end = events_++;
+    return true;
+  });
+}
+
+bool Workspace::owns(const vk::Buffer* buffer) const {
+  if (planning_)
+    return std::any_of(open_.begin(), open_.end(), [&](const Open& o) { return o.buffer.get() == buffer; });
+  return std::any_of(slots_.begin(), slots_.end(), [&](const Slot& s) { return s.buffer.get() == buffer; });
+}
+
 void Workspace::release(Tensor& t) {
-  if (planning_) {
-    auto it = open_.find(t.buffer.get());
-    if (it == open_.end())
-      throw internal_error("tensor " + t.describe() + " was not taken from workspace '" + name_ + "'");
-    noted_[it->second].end = events_++;
-    open_.erase(it);
-    t.buffer.reset();
-    return;
-  }
-  for (Slot& s : slots_) {
-    if (s.buffer && s.buffer == t.buffer) {
-      if (!s.in_use) throw internal_error("workspace tensor released twice: " + t.describe());
-      s.in_use = false;
-      t.buffer.reset();
-      return;
-    }
-  }
-  throw internal_error("tensor " + t.describe() + " was not taken from workspace '" + name_ + "'");
+  if (!t.buffer) throw internal_error("workspace '" + name_ + "': tensor " + t.describe() + " released twice");
+  if (!owns(t.buffer.get()))
+    throw internal_error("tensor " + t.describe() + " was not taken from workspace '" + name_ + "'");
+  t.buffer.reset();
 }
 
 void Workspace::release_if_owned(Tensor& t) {
-  if (planning_) {
-    if (open_.count(t.buffer.get())) release(t);
-    return;
-  }
-  for (Slot& s : slots_)
-    if (s.buffer && s.buffer == t.buffer) {
-      release(t);
-      return;
-    }
+  if (t.buffer && owns(t.buffer.get())) t.buffer.reset();
 }
 
 void Workspace::begin_planning() {
@@ -101,6 +92,7 @@ void Workspace::begin_planning() {
 
 void Workspace::end_planning() {
   if (!planning_) throw internal_error("workspace '" + name_ + "': planning ended without a beginning");
+  note_freed();
   planning_ = false;
   open_.clear(); // requests still held end with the planning: their intervals stay open
   // Largest first, so a slot's first request sets its size and every later one fits it.
@@ -122,7 +114,7 @@ void Workspace::end_planning() {
     }
     if (chosen == members.size()) {
       members.emplace_back();
-      slots_.push_back({nullptr, r.need, false});
+      slots_.push_back({nullptr, r.need});
     }
     members[chosen].push_back(i);
     plan_[i] = first + chosen;

@@ -2,10 +2,16 @@
 // back as soon as the recording no longer needs them, so a later layer reuses the buffer; the
 // recording's hazard tracking (vk::Recording) orders the reuse on the GPU. Buffers stay owned by
 // the pool, so recordings that reference them can be replayed as long as the workspace lives.
+//
+// Ownership: a Tensor from acquire() shares its buffer with the pool, and the slot is free again
+// once no Tensor refers to it any more (the last copy destroyed, reassigned or release()d). A copy
+// (a reshaped view, a skip kept for later) therefore keeps its slot from being handed out, where
+// a hand-written release could leave it aliasing a reused slot. The pool notices freed slots at
+// its next request, which is the only moment a free slot matters. Networks drop a tensor early
+// with release() where it dies before the end of its scope, to keep the peak low.
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,7 +29,8 @@ public:
   // the smallest free one of sufficient size (in an unplanned pool at most twice the need, so
   // small tensors do not pin large buffers), else a new one.
   Tensor acquire(DType dtype, std::vector<int64_t> shape, const std::string& what);
-  // Returns the tensor's buffer to the pool. The tensor must not be used by later recording calls.
+  // Drops this handle now (t becomes empty); the slot is free once no other copy refers to it.
+  // Throws if t is empty or not from this pool (a mistake in the caller's bookkeeping).
   void release(Tensor& t);
   // Like release() for pooled tensors; leaves tensors owned elsewhere (network inputs) alone.
   void release_if_owned(Tensor& t);
@@ -48,13 +55,22 @@ private:
   struct Slot {
     std::shared_ptr<vk::Buffer> buffer; // null until a planned slot is first taken
     uint64_t planned_bytes = 0;         // the largest request the plan gives this slot
-    bool in_use = false;
+    // Free when no tensor holds the buffer: the pool's reference is then the only one.
+    bool free() const { return !buffer || buffer.use_count() == 1; }
   };
   // A request noted while planning: its size and its lifetime in acquire/release events.
   struct Noted {
     uint64_t need, begin, end;
   };
+  // A planning request still held by some tensor: its buffer (for the use count) and its note.
+  struct Open {
+    std::shared_ptr<vk::Buffer> buffer;
+    size_t noted;
+  };
   std::shared_ptr<vk::Buffer> new_buffer(uint64_t bytes, const std::string& what);
+  // Planning: ends the lifetimes of the requests no tensor holds any more.
+  void note_freed();
+  bool owns(const vk::Buffer* buffer) const;
 
   vk::Device& device_;
   std::string name_;
@@ -63,7 +79,7 @@ private:
   uint64_t pooled_bytes_ = 0;
   bool planning_ = false;
   std::vector<Noted> noted_;
-  std::map<const vk::Buffer*, size_t> open_; // planning: unbacked buffer -> its noted request
+  std::vector<Open> open_; // planning: the requests not yet seen freed
   uint64_t events_ = 0;
   std::vector<size_t> plan_; // request k (in acquire order) -> slot
   size_t next_request_ = 0;

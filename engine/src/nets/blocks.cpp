@@ -40,7 +40,6 @@ Tensor resnet_block(NetContext& c, const std::string& prefix, const Tensor& x, i
     Tensor h2 = c.ws.acquire(x.dtype, h.shape, p + "h+t");
     add(c.k, c.rec, h, t, h2);
     c.ws.release(t);
-    c.ws.release(h);
     h = h2;
   }
   Tensor n2 = c.ws.acquire(x.dtype, h.shape, p + "norm2");
@@ -50,10 +49,7 @@ Tensor resnet_block(NetContext& c, const std::string& prefix, const Tensor& x, i
   bool has_shortcut = c.w.has(p + "conv_shortcut.weight");
   if (has_shortcut) shortcut = conv(c, p + "conv_shortcut", x, cout, 1, 0, 0);
   // conv2 with the residual fused into its epilogue: out = shortcut + conv2(n2).
-  Tensor out = conv(c, p + "conv2", n2, cout, 1, 1, 1, 1, &shortcut);
-  c.ws.release(n2);
-  if (has_shortcut) c.ws.release(shortcut);
-  return out;
+  return conv(c, p + "conv2", n2, cout, 1, 1, 1, 1, &shortcut);
 }
 
 namespace {
@@ -113,14 +109,51 @@ void single_head_attention_by_gemm(kernels::Kernels& kern, vk::Recording& rec, W
       c.ws.release(probs);
       c.rec.copy(oc.buf(), out.buf(), static_cast<uint64_t>(rows) * row_bytes, 0,
                  static_cast<uint64_t>(b * N + r0) * row_bytes);
-      c.ws.release(oc);
-    }
-    c.ws.release(vt);
-    if (B != 1) {
-      c.ws.release(kb);
-      c.ws.release(vb);
     }
   }
+}
+
+Tensor attention_block(NetContext& c, const AttentionLayers& layers, Tensor normed, const Tensor& residual,
+                       int64_t heads, bool causal, const AttentionKeyValues& kv, bool by_gemm) {
+  const DType dt = normed.dtype;
+  const int64_t B = normed.dim(0), N = normed.dim(1), C = normed.dim(2);
+  const auto project = [&](const std::string& prefix, const Tensor& in, const Tensor& out) {
+    linear(c.k, c.rec, in, c.w.at(prefix + ".weight"), c.w.find(prefix + ".bias"), out);
+  };
+  // Keys and values first: the reference write pass can stop right after storing them.
+  Tensor keys, values;
+  const bool scratch_kv = !kv.given_k && !kv.store_k;
+  if (kv.given_k) {
+    keys = *kv.given_k;
+    values = *kv.given_v;
+  } else {
+    const Tensor& src = kv.source ? *kv.source : normed;
+    const int64_t L = src.dim(1);
+    keys = kv.store_k ? *kv.store_k : c.ws.acquire(dt, {B, L, C}, layers.k);
+    values = kv.store_v ? *kv.store_v : c.ws.acquire(dt, {B, L, C}, layers.v);
+    project(layers.k, src, keys);
+    project(layers.v, src, values);
+  }
+  if (kv.stop_after_store) {
+    c.ws.release(normed);
+    return {};
+  }
+  Tensor q = c.ws.acquire(dt, {B, N, C}, layers.q);
+  project(layers.q, normed, q);
+  c.ws.release(normed);
+  Tensor a = c.ws.acquire(dt, {B, N, C}, layers.out + ".in");
+  if (by_gemm)
+    single_head_attention_by_gemm(c.k, c.rec, c.ws, q, keys, values, a);
+  else
+    attention(c.k, c.rec, {&q}, {&keys}, {&values}, a, {heads, C / heads, 0.0f, causal}, kv.extra_k, kv.extra_v);
+  c.ws.release(q);
+  if (scratch_kv) {
+    c.ws.release(keys);
+    c.ws.release(values);
+  }
+  Tensor out = c.ws.acquire(dt, {B, N, C}, layers.out);
+  linear(c.k, c.rec, a, c.w.at(layers.out + ".weight"), c.w.find(layers.out + ".bias"), out, Epilogue::None, &residual);
+  return out;
 }
 
 Tensor vae_attention(NetContext& c, const std::string& prefix, const Tensor& x, int groups, float eps) {
@@ -130,23 +163,9 @@ Tensor vae_attention(NetContext& c, const std::string& prefix, const Tensor& x, 
   tokens.shape = {B, N, C};
   Tensor n = c.ws.acquire(x.dtype, {B, N, C}, p + "group_norm");
   group_norm(c.k, c.rec, tokens, c.w.at(p + "group_norm.weight"), c.w.at(p + "group_norm.bias"), n, groups, eps, false);
-  Tensor q = c.ws.acquire(x.dtype, {B, N, C}, p + "q"), k = c.ws.acquire(x.dtype, {B, N, C}, p + "k"),
-         v = c.ws.acquire(x.dtype, {B, N, C}, p + "v");
-  linear(c.k, c.rec, n, c.w.at(p + "to_q.weight"), &c.w.at(p + "to_q.bias"), q);
-  linear(c.k, c.rec, n, c.w.at(p + "to_k.weight"), &c.w.at(p + "to_k.bias"), k);
-  linear(c.k, c.rec, n, c.w.at(p + "to_v.weight"), &c.w.at(p + "to_v.bias"), v);
-  c.ws.release(n);
-  Tensor a = c.ws.acquire(x.dtype, {B, N, C}, p + "attn");
-  single_head_attention_by_gemm(c.k, c.rec, c.ws, q, k, v, a);
-  c.ws.release(q);
-  c.ws.release(k);
-  c.ws.release(v);
-  Tensor out = c.ws.acquire(x.dtype, x.shape, p + "out");
-  Tensor out_tokens = out;
-  out_tokens.shape = {B, N, C};
-  linear(c.k, c.rec, a, c.w.at(p + "to_out.0.weight"), &c.w.at(p + "to_out.0.bias"), out_tokens, Epilogue::None,
-         &tokens);
-  c.ws.release(a);
+  Tensor out = attention_block(c, {p + "to_q", p + "to_k", p + "to_v", p + "to_out.0"}, std::move(n), tokens, 1, false,
+                               {}, true);
+  out.shape = x.shape;
   return out;
 }
 

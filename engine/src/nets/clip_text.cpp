@@ -55,7 +55,8 @@ Tensor ClipTextEncoder::record_encode(vk::Recording& rec, Workspace& ws, const s
   Tensor h = ws.acquire(dt, {1, N, C}, "h");
   add(k_, rec, tok, pos_view, h);
   ws.release(tok);
-  record_clip_encoder(k_, rec, ws, weights_, "text_model.encoder",
+  NetContext c{k_, rec, ws, weights_};
+  record_clip_encoder(c, "text_model.encoder",
                       {config_.num_hidden_layers, C, config_.num_attention_heads, config_.intermediate_size,
                        static_cast<float>(config_.layer_norm_eps), true},
                       h);

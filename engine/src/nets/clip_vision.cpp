@@ -48,8 +48,9 @@ void ClipVisionEncoder::record(vk::Recording& rec, Workspace& ws, const Tensor& 
   layer_norm(k_, rec, with_pos, weights_.at("vision_model.pre_layrnorm.weight"),
              weights_.at("vision_model.pre_layrnorm.bias"), h, eps);
   ws.release(with_pos);
+  NetContext c{k_, rec, ws, weights_};
   record_clip_encoder(
-      k_, rec, ws, weights_, "vision_model.encoder",
+      c, "vision_model.encoder",
       {config_.num_hidden_layers, C, config_.num_attention_heads, config_.intermediate_size, eps, false}, h);
   // post_layernorm on the class token (row 0 of the single batch), then the projection.
   Tensor cls = h;
@@ -57,9 +58,7 @@ void ClipVisionEncoder::record(vk::Recording& rec, Workspace& ws, const Tensor& 
   Tensor pooled = ws.acquire(dt, {1, C}, "pooled");
   layer_norm(k_, rec, cls, weights_.at("vision_model.post_layernorm.weight"),
              weights_.at("vision_model.post_layernorm.bias"), pooled, eps);
-  ws.release(h);
   linear(k_, rec, pooled, weights_.at("visual_projection.weight"), nullptr, image_embeds);
-  ws.release(pooled);
 }
 
 } // namespace z123::nets

@@ -72,76 +72,38 @@ struct UNet::Pass {
     const DType dt = h.dtype;
     const int64_t B = h.dim(0), N = h.dim(1), C = h.dim(2);
     const float ln_eps = 1e-5f;
-    const AttentionParams ap{heads, C / heads, 0.0f, false};
-    // attn1: self-attention (+ reference tokens in read mode).
+    const auto layers = [&](const std::string& attn) {
+      return AttentionLayers{attn + ".to_q", attn + ".to_k", attn + ".to_v", attn + ".to_out.0"};
+    };
+    // attn1: self-attention; the write pass stores its keys/values, the read pass joins them.
     Tensor n = c.ws.acquire(dt, {B, N, C}, p + "norm1");
     layer_norm(c.k, c.rec, h, c.w.at(p + "norm1.weight"), c.w.at(p + "norm1.bias"), n, ln_eps);
     const std::string layer = p + "attn1";
-    Tensor kk, vv;
+    AttentionKeyValues self_kv;
     if (mode == RefMode::Write) {
-      kk = cache->slot(layer, 'k', dt, {B, N, C});
-      vv = cache->slot(layer, 'v', dt, {B, N, C});
-    } else {
-      kk = c.ws.acquire(dt, {B, N, C}, p + "attn1.k");
-      vv = c.ws.acquire(dt, {B, N, C}, p + "attn1.v");
-    }
-    linear(c.k, c.rec, n, c.w.at(p + "attn1.to_k.weight"), nullptr, kk);
-    linear(c.k, c.rec, n, c.w.at(p + "attn1.to_v.weight"), nullptr, vv);
-    if (mode == RefMode::Write && --attn1_left == 0) {
-      c.ws.release(n); // the last stored layer: everything after it is dead work
-      c.ws.release(h);
-      return;
-    }
-    Tensor q = c.ws.acquire(dt, {B, N, C}, p + "attn1.q");
-    linear(c.k, c.rec, n, c.w.at(p + "attn1.to_q.weight"), nullptr, q);
-    c.ws.release(n);
-    Tensor a = c.ws.acquire(dt, {B, N, C}, p + "attn1.out");
-    AttnOperand k2, v2;
-    if (mode == RefMode::Read) {
+      self_kv.store_k = &cache->slot(layer, 'k', dt, {B, N, C});
+      self_kv.store_v = &cache->slot(layer, 'v', dt, {B, N, C});
+      self_kv.stop_after_store = --attn1_left == 0; // everything after the last stored layer is dead work
+    } else if (mode == RefMode::Read) {
       const Tensor* rk = cache ? cache->find(layer, 'k') : nullptr;
       const Tensor* rv = cache ? cache->find(layer, 'v') : nullptr;
       if (!rk || !rv) throw internal_error("UNet read pass: no stored reference for " + layer);
-      k2 = {rk};
-      v2 = {rv};
+      self_kv.extra_k = {rk};
+      self_kv.extra_v = {rv};
     }
-    attention(c.k, c.rec, {&q}, {&kk}, {&vv}, a, ap, k2, v2);
-    c.ws.release(q);
-    if (mode != RefMode::Write) {
-      c.ws.release(kk);
-      c.ws.release(vv);
-    }
-    Tensor h1 = c.ws.acquire(dt, {B, N, C}, p + "h1");
-    linear(c.k, c.rec, a, c.w.at(p + "attn1.to_out.0.weight"), &c.w.at(p + "attn1.to_out.0.bias"), h1, Epilogue::None,
-           &h);
-    c.ws.release(a);
+    Tensor h1 = attention_block(c, layers(layer), std::move(n), h, heads, false, self_kv);
     c.ws.release(h);
+    if (self_kv.stop_after_store) return;
     // attn2: cross-attention to the text/image context.
-    const int64_t L = ctx.dim(1);
     Tensor n2 = c.ws.acquire(dt, {B, N, C}, p + "norm2");
     layer_norm(c.k, c.rec, h1, c.w.at(p + "norm2.weight"), c.w.at(p + "norm2.bias"), n2, ln_eps);
-    Tensor q2 = c.ws.acquire(dt, {B, N, C}, p + "attn2.q");
-    linear(c.k, c.rec, n2, c.w.at(p + "attn2.to_q.weight"), nullptr, q2);
-    c.ws.release(n2);
-    Tensor k2t, v2t;
+    AttentionKeyValues cross_kv;
+    cross_kv.source = &ctx;
     if (context_kv) { // filled by record_context(), once per image
-      k2t = context_kv->slot(p + "attn2", 'k', dt, {B, L, C});
-      v2t = context_kv->slot(p + "attn2", 'v', dt, {B, L, C});
-    } else {
-      k2t = c.ws.acquire(dt, {B, L, C}, p + "attn2.k");
-      v2t = c.ws.acquire(dt, {B, L, C}, p + "attn2.v");
-      project_context(c.k, c.rec, c.w, ctx, p + "attn2", k2t, v2t);
+      cross_kv.given_k = &context_kv->slot(p + "attn2", 'k', dt, {B, ctx.dim(1), C});
+      cross_kv.given_v = &context_kv->slot(p + "attn2", 'v', dt, {B, ctx.dim(1), C});
     }
-    Tensor a2 = c.ws.acquire(dt, {B, N, C}, p + "attn2.out");
-    attention(c.k, c.rec, {&q2}, {&k2t}, {&v2t}, a2, ap);
-    c.ws.release(q2);
-    if (!context_kv) {
-      c.ws.release(k2t);
-      c.ws.release(v2t);
-    }
-    Tensor h2 = c.ws.acquire(dt, {B, N, C}, p + "h2");
-    linear(c.k, c.rec, a2, c.w.at(p + "attn2.to_out.0.weight"), &c.w.at(p + "attn2.to_out.0.bias"), h2, Epilogue::None,
-           &h1);
-    c.ws.release(a2);
+    Tensor h2 = attention_block(c, layers(p + "attn2"), std::move(n2), h1, heads, false, cross_kv);
     c.ws.release(h1);
     // Feed-forward: GEGLU (first half value, second half gate), then back to C.
     Tensor n3 = c.ws.acquire(dt, {B, N, C}, p + "norm3");
@@ -182,7 +144,6 @@ struct UNet::Pass {
     out_tokens.shape = {B, N, C};
     linear(c.k, c.rec, h, c.w.at(p + "proj_out.weight"), &c.w.at(p + "proj_out.bias"), out_tokens, Epilogue::None,
            &tokens);
-    c.ws.release(h);
     return out;
   }
 
@@ -249,20 +210,15 @@ void UNet::record(vk::Recording& rec, Workspace& ws, const Tensor& sample, const
 
   NetContext& c = P.c;
   Tensor x = conv(c, "conv_in", sample, layout_.base_channels, 1, 1, 1);
-  std::vector<Tensor> skips{x}; // s0, s1, ...: popped last-in-first-out by the up blocks
-  // The write pass ends at the last attn1: give every held buffer back to the workspace.
-  auto end_write_pass = [&]() {
-    for (Tensor& s : skips) ws.release(s);
-    ws.release(P.silu_emb);
-  };
+  // s0, s1, ...: popped last-in-first-out by the up blocks. A write pass that ends early returns
+  // with them: their slots are free again when the vector goes.
+  std::vector<Tensor> skips{x};
   for (const UNetBlockDecl& block : layout_.down) {
     for (const UNetLayerDecl& layer : block.layers) {
       Tensor r = P.resnet(layer.resnet, x); // x is a skip: kept
       if (layer.transformer) {
-        Tensor t = P.transformer(*layer.transformer, r);
-        ws.release(r);
-        if (P.done()) return end_write_pass();
-        r = t;
+        r = P.transformer(*layer.transformer, r);
+        if (P.done()) return;
       }
       x = r;
       skips.push_back(x);
@@ -274,15 +230,12 @@ void UNet::record(vk::Recording& rec, Workspace& ws, const Tensor& sample, const
     }
   }
   // Mid block: resnet, transformer, resnet.
-  Tensor m = P.resnet(layout_.mid_first, x);
   {
-    Tensor t = P.transformer(layout_.mid_transformer, m);
-    ws.release(m);
-    if (P.done()) return end_write_pass();
-    m = t;
+    Tensor m = P.resnet(layout_.mid_first, x);
+    m = P.transformer(layout_.mid_transformer, m);
+    if (P.done()) return;
+    x = P.resnet(layout_.mid_second, m);
   }
-  x = P.resnet(layout_.mid_second, m);
-  ws.release(m);
   // Up blocks: each resnet takes cat([h, skip]) (current first, skip second, spec §17.19).
   for (const UNetBlockDecl& block : layout_.up) {
     for (const UNetLayerDecl& layer : block.layers) {
@@ -297,25 +250,16 @@ void UNet::record(vk::Recording& rec, Workspace& ws, const Tensor& sample, const
       x = P.resnet(layer.resnet, cat);
       ws.release(cat);
       if (layer.transformer) {
-        Tensor t = P.transformer(*layer.transformer, x);
-        ws.release(x);
-        if (P.done()) return end_write_pass();
-        x = t;
+        x = P.transformer(*layer.transformer, x);
+        if (P.done()) return;
       }
     }
-    if (block.resampler) {
-      Tensor u = conv(c, *block.resampler, x, block.channels, 1, 1, 1, 2);
-      ws.release(x);
-      x = u;
-    }
+    if (block.resampler) x = conv(c, *block.resampler, x, block.channels, 1, 1, 1, 2);
   }
   Tensor n = ws.acquire(dt, x.shape, "conv_norm_out");
   group_norm(k_, rec, x, weights_.at("conv_norm_out.weight"), weights_.at("conv_norm_out.bias"), n,
              config_.norm_num_groups, static_cast<float>(config_.norm_eps), true);
-  ws.release(x);
   conv2d(k_, rec, n, weights_.at("conv_out.weight"), &weights_.at("conv_out.bias"), *out, conv_pad(1));
-  ws.release(n);
-  ws.release(P.silu_emb);
 }
 
 } // namespace z123::nets

@@ -13,12 +13,6 @@ namespace {
 
 constexpr float kEps = 1e-6f; // every VAE norm (spec §17.16)
 
-// x <- y, giving x's buffer back to the workspace (the VAE keeps no earlier activations).
-void advance(Workspace& ws, Tensor& x, Tensor y) {
-  ws.release_if_owned(x);
-  x = std::move(y);
-}
-
 } // namespace
 
 Vae::Vae(Kernels& kernels, const ModelFolder& folder, DType storage, WeightUploads* deferred)
@@ -38,17 +32,15 @@ void Vae::record_encode(vk::Recording& rec, Workspace& ws, const Tensor& image, 
   for (size_t i = 0; i < ch.size(); ++i) {
     const std::string b = "encoder.down_blocks." + std::to_string(i);
     for (int j = 0; j < config_.layers_per_block; ++j)
-      advance(ws, x, resnet_block(c, b + ".resnets." + std::to_string(j), x, ch[i], g, kEps));
+      x = resnet_block(c, b + ".resnets." + std::to_string(j), x, ch[i], g, kEps);
     if (i + 1 < ch.size()) {
       // Downsample2D with padding=0: pad right/bottom by one, then 3×3 stride 2 (spec §8.1).
-      Tensor y = conv(c, b + ".downsamplers.0.conv", x, ch[i], 2, 0, 1);
-      ws.release(x);
-      x = y;
+      x = conv(c, b + ".downsamplers.0.conv", x, ch[i], 2, 0, 1);
     }
   }
-  advance(ws, x, resnet_block(c, "encoder.mid_block.resnets.0", x, ch.back(), g, kEps));
-  if (config_.mid_block_add_attention) advance(ws, x, vae_attention(c, "encoder.mid_block.attentions.0", x, g, kEps));
-  advance(ws, x, resnet_block(c, "encoder.mid_block.resnets.1", x, ch.back(), g, kEps));
+  x = resnet_block(c, "encoder.mid_block.resnets.0", x, ch.back(), g, kEps);
+  if (config_.mid_block_add_attention) x = vae_attention(c, "encoder.mid_block.attentions.0", x, g, kEps);
+  x = resnet_block(c, "encoder.mid_block.resnets.1", x, ch.back(), g, kEps);
   Tensor n = ws.acquire(x.dtype, x.shape, "encoder.conv_norm_out");
   group_norm(k_, rec, x, weights_.at("encoder.conv_norm_out.weight"), weights_.at("encoder.conv_norm_out.bias"), n, g,
              kEps, true);
@@ -57,12 +49,10 @@ void Vae::record_encode(vk::Recording& rec, Workspace& ws, const Tensor& image, 
   if (config_.use_quant_conv) {
     Tensor e = conv(c, "encoder.conv_out", n, m, 1, 1, 1);
     conv2d(k_, rec, e, weights_.at("quant_conv.weight"), &weights_.at("quant_conv.bias"), moments, conv_pad(0));
-    ws.release(e);
   } else {
     conv2d(k_, rec, n, weights_.at("encoder.conv_out.weight"), &weights_.at("encoder.conv_out.bias"), moments,
            conv_pad(1));
   }
-  ws.release(n);
 }
 
 void Vae::record_decode(vk::Recording& rec, Workspace& ws, const Tensor& latent, const Tensor& image) {
@@ -76,26 +66,22 @@ void Vae::record_decode(vk::Recording& rec, Workspace& ws, const Tensor& latent,
   if (config_.use_post_quant_conv) z = conv(c, "post_quant_conv", latent, config_.latent_channels, 1, 0, 0);
   Tensor x = conv(c, "decoder.conv_in", z, ch[0], 1, 1, 1);
   ws.release_if_owned(z);
-  advance(ws, x, resnet_block(c, "decoder.mid_block.resnets.0", x, ch[0], g, kEps));
-  if (config_.mid_block_add_attention) advance(ws, x, vae_attention(c, "decoder.mid_block.attentions.0", x, g, kEps));
-  advance(ws, x, resnet_block(c, "decoder.mid_block.resnets.1", x, ch[0], g, kEps));
+  x = resnet_block(c, "decoder.mid_block.resnets.0", x, ch[0], g, kEps);
+  if (config_.mid_block_add_attention) x = vae_attention(c, "decoder.mid_block.attentions.0", x, g, kEps);
+  x = resnet_block(c, "decoder.mid_block.resnets.1", x, ch[0], g, kEps);
   for (size_t i = 0; i < ch.size(); ++i) {
     const std::string b = "decoder.up_blocks." + std::to_string(i);
     for (int j = 0; j <= config_.layers_per_block; ++j)
-      advance(ws, x, resnet_block(c, b + ".resnets." + std::to_string(j), x, ch[i], g, kEps));
+      x = resnet_block(c, b + ".resnets." + std::to_string(j), x, ch[i], g, kEps);
     if (i + 1 < ch.size()) {
       // Upsample2D: nearest ×2 fused into the 3×3 conv's input indexing.
-      Tensor y = conv(c, b + ".upsamplers.0.conv", x, ch[i], 1, 1, 1, 2);
-      ws.release(x);
-      x = y;
+      x = conv(c, b + ".upsamplers.0.conv", x, ch[i], 1, 1, 1, 2);
     }
   }
   Tensor n = ws.acquire(x.dtype, x.shape, "decoder.conv_norm_out");
   group_norm(k_, rec, x, weights_.at("decoder.conv_norm_out.weight"), weights_.at("decoder.conv_norm_out.bias"), n, g,
              kEps, true);
-  ws.release(x);
   conv2d(k_, rec, n, weights_.at("decoder.conv_out.weight"), &weights_.at("decoder.conv_out.bias"), image, conv_pad(1));
-  ws.release(n);
 }
 
 } // namespace z123::nets

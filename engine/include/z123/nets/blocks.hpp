@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "z123/kernels/attention.hpp"
 #include "z123/kernels/kernels.hpp"
 #include "z123/nets/weights.hpp"
 #include "z123/workspace.hpp"
@@ -39,6 +40,31 @@ Tensor resnet_block(NetContext& c, const std::string& prefix, const Tensor& x, i
 void single_head_attention_by_gemm(kernels::Kernels& k, vk::Recording& rec, Workspace& ws, const Tensor& q,
                                    const Tensor& k_in, const Tensor& v, const Tensor& out,
                                    uint64_t score_chunk_bytes = 64ull << 20);
+
+// The checkpoint prefixes of an attention's four linear layers (each "<prefix>.weight", and
+// "<prefix>.bias" where the checkpoint has one: CLIP and the VAE do, the UNet's q/k/v do not).
+struct AttentionLayers {
+  std::string q, k, v, out;
+};
+
+// Where an attention block's keys and values come from and go (the default: projected from the
+// block's own input into scratch tensors).
+struct AttentionKeyValues {
+  const Tensor* source = nullptr;                      // project from this [B, L, C'] (cross-attention)
+  const Tensor *given_k = nullptr, *given_v = nullptr; // already projected: no projection here
+  const Tensor *store_k = nullptr, *store_v = nullptr; // project into these (they outlive the pass)
+  kernels::AttnOperand extra_k, extra_v;               // joined after the keys/values (reference tokens)
+  bool stop_after_store = false; // only store the keys/values (the reference write pass's last layer)
+};
+
+// The attention sub-layer of every network (diffusers Attention in the UNet and the VAE, CLIP's
+// self-attention): keys and values (see AttentionKeyValues), queries of `normed`, attention over
+// `heads` heads, then the out projection with `residual` added in its epilogue. Takes `normed`
+// [B, N, C] over (it is released once the queries exist) and returns residual + out(...) as a
+// new [B, N, C] tensor, or an empty tensor when stop_after_store. by_gemm: the single 512-wide
+// head of the VAE, through single_head_attention_by_gemm instead of the flash kernels.
+Tensor attention_block(NetContext& c, const AttentionLayers& layers, Tensor normed, const Tensor& residual,
+                       int64_t heads, bool causal, const AttentionKeyValues& kv = {}, bool by_gemm = false);
 
 // The VAE's mid-block Attention (spec §8.1): single head over all H·W tokens, GroupNorm input,
 // q/k/v/out with biases, residual.

@@ -4,7 +4,7 @@
 //    so the engine runs it once per model and caches the result.
 //  - ClipVisionEncoder: 14×14 patch embedding, class token, positions, pre_layrnorm, encoder,
 //    post_layernorm on the class token, visual_projection → image_embeds (no normalization).
-// Both share ClipEncoder (q/k/v/out_proj with biases, exact-GELU MLP).
+// Both share ClipEncoder (the networks' common attention_block with biases, exact-GELU MLP).
 #pragma once
 
 #include <cstdint>
@@ -13,6 +13,7 @@
 
 #include "z123/kernels/kernels.hpp"
 #include "z123/model/configs.hpp"
+#include "z123/nets/blocks.hpp"
 #include "z123/nets/weights.hpp"
 #include "z123/workspace.hpp"
 
@@ -25,8 +26,7 @@ struct ClipEncoderShape {
   float eps;
   bool causal;
 };
-void record_clip_encoder(kernels::Kernels& k, vk::Recording& rec, Workspace& ws, const Weights& w,
-                         const std::string& prefix, const ClipEncoderShape& shape, Tensor& h);
+void record_clip_encoder(NetContext& c, const std::string& prefix, const ClipEncoderShape& shape, Tensor& h);
 
 // The engine's MLP epilogue implements exact (erf) GELU, which both v1.2 towers use; quick_gelu
 // configs are rejected with a message naming the file.
