@@ -91,3 +91,54 @@ TEST_F(WorkspacePlanning, RecordingsOfPlanningBuffersAreNeverRun) {
   EXPECT_TRUE(c.buffer->backed());
   ws.release(c);
 }
+
+// Ownership: a slot is handed out again only once no tensor refers to its buffer, whether the
+// last reference is released, reassigned or destroyed.
+TEST_F(WorkspacePlanning, ASlotIsFreeOnlyWhenItsLastCopyGoes) {
+  Workspace ws(device(), "owned");
+  Tensor a = ws.acquire(DType::F32, {1024}, "a");
+  const vk::Buffer* slot = a.buffer.get();
+  Tensor view = a; // e.g. a reshaped view kept for later
+  view.shape = {32, 32};
+  ws.release(a);
+  EXPECT_FALSE(a.buffer);
+  Tensor b = ws.acquire(DType::F32, {1024}, "b");
+  EXPECT_NE(b.buffer.get(), slot) << "a slot still held by a copy was handed out again";
+  view = Tensor{};
+  Tensor c = ws.acquire(DType::F32, {1024}, "c");
+  EXPECT_EQ(c.buffer.get(), slot) << "the slot did not come back when its last copy went";
+  { Tensor scoped = ws.acquire(DType::F32, {1024}, "scoped"); }
+  Tensor d = ws.acquire(DType::F32, {1024}, "d");
+  EXPECT_EQ(ws.buffers(), 3u) << "a tensor destroyed at the end of its scope did not give its slot back";
+  EXPECT_THROW(ws.release(a), Error) << "releasing an empty handle is a bookkeeping mistake";
+  Workspace other(device(), "other");
+  EXPECT_THROW(other.release(d), Error);
+}
+
+// Planning notes a request's lifetime up to the moment its last copy went.
+TEST_F(WorkspacePlanning, PlanningEndsALifetimeWhenTheLastCopyGoes) {
+  Workspace ws(device(), "planned");
+  struct Seen { // which buffer each request got (not a reference: that would hold the slot)
+    const vk::Buffer *a, *b, *c;
+  };
+  const auto pattern = [&] {
+    Seen seen{};
+    Tensor a = ws.acquire(DType::F16, {kMiB / 2}, "a"); // 1 MiB each
+    seen.a = a.buffer.get();
+    Tensor copy = a;
+    ws.release(a);
+    Tensor b = ws.acquire(DType::F16, {kMiB / 2}, "b"); // a still lives through its copy
+    seen.b = b.buffer.get();
+    copy = Tensor{};
+    Tensor c = ws.acquire(DType::F16, {kMiB / 2}, "c"); // a is gone: c may take its slot
+    seen.c = c.buffer.get();
+    return seen;
+  };
+  ws.begin_planning();
+  pattern();
+  ws.end_planning();
+  const Seen run = pattern();
+  EXPECT_EQ(ws.pooled_bytes(), uint64_t(2 * kMiB));
+  EXPECT_NE(run.b, run.a) << "b was given a's slot while a copy of a was alive";
+  EXPECT_EQ(run.c, run.a);
+}
