@@ -1,6 +1,7 @@
 #include "z123/model/expected_tensors.hpp"
 
 #include "z123/model/unet_layout.hpp"
+#include "z123/model/vae_layout.hpp"
 
 #include <utility>
 
@@ -91,13 +92,6 @@ private:
   std::vector<ExpectedTensor> out_;
 };
 
-// UNetMidBlock2D used by both VAE halves: resnet, [attention], resnet.
-void vae_mid_block(Builder& b, const std::string& p, std::int64_t c, bool attention) {
-  b.resnet(p + ".resnets.0", c, c, 0);
-  if (attention) b.vae_attention(p + ".attentions.0", c);
-  b.resnet(p + ".resnets.1", c, c, 0);
-}
-
 } // namespace
 
 const char* module_name(ModelModule module) {
@@ -152,44 +146,34 @@ std::vector<ExpectedTensor> expected_unet_tensors(const UNetConfig& c) {
   return b.take();
 }
 
-// Follows diffusers AutoencoderKL (Encoder / Decoder in autoencoders/vae.py).
+// The VAE's tensors in module forward order, from its one declaration (model/vae_layout.hpp).
 std::vector<ExpectedTensor> expected_vae_tensors(const VaeConfig& c) {
   Builder b;
-  const auto& ch = c.block_out_channels;
-  const std::size_t n = ch.size();
-  const std::int64_t latent2 = 2 * c.latent_channels; // double_z: mean and logvar
+  const VaeLayout v = vae_layout(c);
+  const std::int64_t latent2 = 2 * v.latent_channels; // double_z: mean and logvar
+  const auto block = [&](const VaeBlockDecl& blk) {
+    for (const ResnetDecl& r : blk.resnets) b.resnet(r.prefix, r.in_channels, r.out_channels, 0);
+    if (blk.resampler) b.conv(*blk.resampler, blk.channels, blk.channels, 3);
+  };
+  const auto mid = [&](const VaeMidDecl& m) {
+    b.resnet(m.first.prefix, m.first.in_channels, m.first.out_channels, 0);
+    if (m.attention) b.vae_attention(*m.attention, m.channels);
+    b.resnet(m.second.prefix, m.second.in_channels, m.second.out_channels, 0);
+  };
 
-  b.conv("encoder.conv_in", ch[0], c.in_channels, 3);
-  std::int64_t out_ch = ch[0];
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::string p = "encoder.down_blocks." + std::to_string(i);
-    const std::int64_t in_ch = out_ch;
-    out_ch = ch[i];
-    for (int j = 0; j < c.layers_per_block; ++j) {
-      b.resnet(p + ".resnets." + std::to_string(j), j == 0 ? in_ch : out_ch, out_ch, 0);
-    }
-    if (i + 1 < n) b.conv(p + ".downsamplers.0.conv", out_ch, out_ch, 3);
-  }
-  vae_mid_block(b, "encoder.mid_block", ch[n - 1], c.mid_block_add_attention);
-  b.norm("encoder.conv_norm_out", ch[n - 1]);
-  b.conv("encoder.conv_out", latent2, ch[n - 1], 3);
-  if (c.use_quant_conv) b.conv("quant_conv", latent2, latent2, 1);
-  if (c.use_post_quant_conv) b.conv("post_quant_conv", c.latent_channels, c.latent_channels, 1);
+  b.conv("encoder.conv_in", v.first_channels, v.image_channels, 3);
+  for (const VaeBlockDecl& blk : v.encoder) block(blk);
+  mid(v.encoder_mid);
+  b.norm("encoder.conv_norm_out", v.last_channels);
+  b.conv("encoder.conv_out", latent2, v.last_channels, 3);
+  if (v.quant_conv) b.conv("quant_conv", latent2, latent2, 1);
+  if (v.post_quant_conv) b.conv("post_quant_conv", v.latent_channels, v.latent_channels, 1);
 
-  b.conv("decoder.conv_in", ch[n - 1], c.latent_channels, 3);
-  vae_mid_block(b, "decoder.mid_block", ch[n - 1], c.mid_block_add_attention);
-  out_ch = ch[n - 1];
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::string p = "decoder.up_blocks." + std::to_string(i);
-    const std::int64_t prev_out = out_ch;
-    out_ch = ch[n - 1 - i];
-    for (int j = 0; j < c.layers_per_block + 1; ++j) {
-      b.resnet(p + ".resnets." + std::to_string(j), j == 0 ? prev_out : out_ch, out_ch, 0);
-    }
-    if (i + 1 < n) b.conv(p + ".upsamplers.0.conv", out_ch, out_ch, 3);
-  }
-  b.norm("decoder.conv_norm_out", ch[0]);
-  b.conv("decoder.conv_out", c.out_channels, ch[0], 3);
+  b.conv("decoder.conv_in", v.last_channels, v.latent_channels, 3);
+  mid(v.decoder_mid);
+  for (const VaeBlockDecl& blk : v.decoder) block(blk);
+  b.norm("decoder.conv_norm_out", v.first_channels);
+  b.conv("decoder.conv_out", v.out_channels, v.first_channels, 3);
   return b.take();
 }
 

@@ -5,6 +5,7 @@
 
 #include "z123/kernels/kernels.hpp"
 #include "z123/model/configs.hpp"
+#include "z123/model/vae_layout.hpp"
 #include "z123/nets/weights.hpp"
 #include "z123/workspace.hpp"
 
@@ -27,6 +28,7 @@ public:
 private:
   kernels::Kernels& k_;
   VaeConfig config_;
+  VaeLayout layout_; // the structure encode and decode walk (model/vae_layout.hpp)
   Weights weights_;
 };
 
