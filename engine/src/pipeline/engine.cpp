@@ -481,8 +481,7 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
   const auto& cfg = m.configs;
   m.check_output_size(o.width, o.height);
   const int64_t f = m.vae->downscale();
-  pipeline::SamplingPlan plan =
-      pipeline::make_sampling_plan(cfg.scheduler, o.steps, o.sampler, o.spacing, m.dtype == DType::F16);
+  const sampling::SamplingPlan plan = pipeline::make_sampling_plan(cfg.scheduler, o.steps, o.sampler, o.spacing);
   const int64_t S = cfg.feature_extractor_vae.crop_height, Sc = cfg.feature_extractor_clip.crop_height;
   const int64_t h = o.height / f, w = o.width / f, hr = S / f, wr = S / f, c = cfg.unet.in_channels;
   const int halves = o.guidance_scale > 1.0f ? 2 : 1;
@@ -569,8 +568,8 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
       throw Error(ErrorKind::Cancelled,
                   "generation cancelled before step " + std::to_string(i + 1) + " of " + std::to_string(n));
     auto ts = Clock::now();
-    const pipeline::PlannedStep& st = plan.steps[static_cast<size_t>(i)];
-    kernels::StepParams params{st.sigma_ref,
+    const sampling::StepScalars& st = plan.steps[static_cast<size_t>(i)];
+    kernels::StepParams params{m.dtype == DType::F16 ? st.ref_sigma_f16 : st.sigma,
                                st.c_in,
                                st.a,
                                st.b,

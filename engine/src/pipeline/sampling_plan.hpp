@@ -3,29 +3,18 @@
 #pragma once
 
 #include <string>
-#include <vector>
 
 #include "z123/model/configs.hpp"
+#include "z123/sampling/scheduler.hpp"
 
 namespace z123::pipeline {
 
-struct PlannedStep {
-  float t = 0;         // UNet timestep (may be fractional with linspace)
-  float sigma = 0;     // σ_k
-  float sigma_ref = 0; // add_noise σ for the reference latent (fp16-rounded when the run is fp16)
-  float c_in = 0;      // 1 / sqrt(σ_k² + 1)
-  float a = 0, b = 0;  // x_{k+1} = a·x + b·v + sigma_up·noise
-  float sigma_up = 0;
-};
-
-struct SamplingPlan {
-  std::vector<PlannedStep> steps;
-  float init_noise_sigma = 0;
-};
-
+// The engine's plan: sampling::make_plan for the samplers the GPU step kernel implements
+// (x' = a·x + b·v + σ_up·noise: euler_a and euler), with the step count checked. The reference
+// latent's add_noise takes StepScalars::ref_sigma_f16 when the run is fp16, sigma otherwise.
 // sampler: "euler_a" | "euler"; spacing: "trailing" | "linspace" | "leading". Throws
-// InvalidArgument for unknown names or steps outside 1..200.
-SamplingPlan make_sampling_plan(const SchedulerConfig& config, int steps, const std::string& sampler,
-                                const std::string& spacing, bool fp16);
+// InvalidArgument for unknown names or steps outside 1..200, Unsupported for other samplers.
+sampling::SamplingPlan make_sampling_plan(const SchedulerConfig& config, int steps, const std::string& sampler,
+                                          const std::string& spacing);
 
 } // namespace z123::pipeline
