@@ -19,6 +19,7 @@
 #include <string>
 
 #include "z123/engine.hpp"
+#include "z123/engine_testing.hpp"
 #include "z123/image/codec.hpp"
 #include "z123/io/safetensors.hpp"
 
@@ -96,15 +97,15 @@ int main(int argc, char** argv) {
   try {
     auto t0 = std::chrono::steady_clock::now();
     EngineOptions eo;
-    eo.precision = precision;
+    eo.precision = parse_option<Precision>("--precision", precision);
     eo.device = device;
     eo.prepare_width = 640; // the size generated below: pipelines are created in open()
     eo.prepare_height = 960;
     eo.vision_weights_in_host_memory = !vision_in_vram;
-    eo.memory = memory;
+    eo.memory = parse_option<MemoryLayout>("--memory", memory);
     auto engine = Engine::open(argv[1], eo);
     std::printf("engine: %s, %s, path %s, %s memory layout, weights %.0f MiB, open %.2f s\n",
-                engine->device_name().c_str(), engine->precision().c_str(), path.c_str(),
+                engine->device_name().c_str(), option_name(engine->precision()), path.c_str(),
                 engine->low_memory() ? "low" : "normal", engine->weight_bytes() / 1048576.0,
                 engine->load_ms() / 1000.0);
     std::fputs(format_load_report(engine->load_report()).c_str(), stdout);
@@ -148,14 +149,15 @@ int main(int argc, char** argv) {
       po.height = static_cast<int>(lat.shape[3] * 8);
       po.width = static_cast<int>(lat.shape[4] * 8);
       po.inject = &inj;
-      po.keep_latents = true;
+      GenerateCapture captured;
+      po.capture = &captured;
       GenerateResult res = engine->generate(input, po);
       auto want = split(lat);
       std::printf("parity vs official pipeline (%d steps, %dx%d):\n", po.steps, po.width, po.height);
-      for (size_t i = 0; i < res.latents.size(); ++i)
-        if (i < 3 || i + 3 >= res.latents.size())
-          std::printf("  latent after step %2zu: rel L2 %.3e\n", i + 1, rel_l2(res.latents[i], want[i + 1]));
-      std::printf("  decoded image [0,1]: rel L2 %.3e\n", rel_l2(res.decoded, to_f32(g.at("image"))));
+      for (size_t i = 0; i < captured.latents.size(); ++i)
+        if (i < 3 || i + 3 >= captured.latents.size())
+          std::printf("  latent after step %2zu: rel L2 %.3e\n", i + 1, rel_l2(captured.latents[i], want[i + 1]));
+      std::printf("  decoded image [0,1]: rel L2 %.3e\n", rel_l2(captured.decoded, to_f32(g.at("image"))));
       std::vector<float> u8 = to_f32(g.at("image_u8"));
       int max_diff = 0;
       double sum = 0;

@@ -148,8 +148,8 @@ bool start(GstZero123pp* self) {
     z123::GenerateOptions o;
     o.steps = s.steps;
     o.guidance_scale = static_cast<float>(s.guidance_scale);
-    o.sampler = sampler_name(s.sampler);
-    o.spacing = spacing_name(s.spacing);
+    o.sampler = s.sampler;
+    o.spacing = s.spacing;
     o.width = 2 * s.view_size;
     o.height = 3 * s.view_size;
     z123::check_generate_options(o);
@@ -161,7 +161,7 @@ bool start(GstZero123pp* self) {
     z123::EngineOptions eo;
     eo.device = s.device;
     eo.precision = s.precision;
-    eo.memory = memory_mode_name(s.memory);
+    eo.memory = s.memory;
     // Record the stages for this element's output size now, so the first frame does not also
     // pay for shader compilation (the worker renders the 2x3 grid, see worker.cpp).
     eo.prepare_width = 2 * s.view_size;
@@ -202,7 +202,7 @@ bool start(GstZero123pp* self) {
     return false;
   }
   GST_INFO_OBJECT(self, "%s on %s (%s), loaded in %.1f s", s.model.c_str(), im.engine->device_name().c_str(),
-                  im.engine->precision().c_str(), im.engine->load_ms() / 1000.0);
+                  z123::option_name(im.engine->precision()), im.engine->load_ms() / 1000.0);
 
   im.view_size = s.view_size;
   im.layout = tiling_layout(s.tiling);
@@ -272,7 +272,7 @@ bool read_property(const Settings& s, guint id, GValue* value) {
   switch (id) {
   case PROP_MODEL: g_value_set_string(value, s.model.c_str()); break;
   case PROP_DEVICE: g_value_set_string(value, s.device.c_str()); break;
-  case PROP_PRECISION: g_value_set_string(value, s.precision.c_str()); break;
+  case PROP_PRECISION: g_value_set_string(value, z123::option_name(s.precision)); break;
   case PROP_STEPS: g_value_set_int(value, s.steps); break;
   case PROP_GUIDANCE_SCALE: g_value_set_double(value, s.guidance_scale); break;
   case PROP_SEED: g_value_set_uint64(value, s.seed); break;
@@ -311,10 +311,11 @@ std::string apply_property(GstZero123pp* self, guint id, const GValue* value, GP
   case PROP_DEVICE: s.device = g_value_get_string(value) ? g_value_get_string(value) : ""; break;
   case PROP_PRECISION: {
     const char* p = g_value_get_string(value);
-    const std::string v = p ? p : "auto"; // NULL: back to the default
-    if (v != "auto" && v != "f16" && v != "f32")
-      return "precision must be auto, f16 or f32, not '" + v + "'; it stays '" + s.precision + "'";
-    s.precision = v;
+    try { // NULL: back to the default
+      s.precision = p ? z123::parse_option<Precision>("precision", p) : Precision::Auto;
+    } catch (const z123::Error& e) {
+      return std::string(e.what()) + "; it stays '" + z123::option_name(s.precision) + "'";
+    }
     break;
   }
   case PROP_STEPS: s.steps = g_value_get_int(value); break;
@@ -343,7 +344,7 @@ std::string apply_property(GstZero123pp* self, guint id, const GValue* value, GP
   }
   case PROP_TILING: s.tiling = static_cast<Tiling>(g_value_get_enum(value)); break;
   case PROP_DROP_POLICY: s.drop_policy = static_cast<DropPolicy>(g_value_get_enum(value)); break;
-  case PROP_MEMORY: s.memory = static_cast<MemoryMode>(g_value_get_enum(value)); break;
+  case PROP_MEMORY: s.memory = static_cast<MemoryLayout>(g_value_get_enum(value)); break;
   default: G_OBJECT_WARN_INVALID_PROPERTY_ID(G_OBJECT(self), id, pspec);
   }
   return "";
@@ -449,7 +450,7 @@ void install_properties(GObjectClass* oc) {
                         "low: the UNet's weights (1.6 GiB) share GPU memory with the conditioning and decoding work "
                         "and are copied back from host memory for every frame, about 1 GiB less GPU memory for the "
                         "same output; auto picks it on discrete GPUs with less than 6 GiB",
-                        memory_mode_get_type(), static_cast<int>(MemoryMode::Auto), ready));
+                        memory_mode_get_type(), static_cast<int>(MemoryLayout::Auto), ready));
 }
 
 } // namespace

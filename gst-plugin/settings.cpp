@@ -14,26 +14,6 @@ Layout tiling_layout(Tiling tiling) {
   return {2, 3};
 }
 
-const char* sampler_name(Sampler sampler) { return sampler == Sampler::Euler ? "euler" : "euler_a"; }
-
-const char* spacing_name(Spacing spacing) {
-  switch (spacing) {
-  case Spacing::Linspace: return "linspace";
-  case Spacing::Leading: return "leading";
-  case Spacing::Trailing: break;
-  }
-  return "trailing";
-}
-
-const char* memory_mode_name(MemoryMode mode) {
-  switch (mode) {
-  case MemoryMode::Normal: return "normal";
-  case MemoryMode::Low: return "low";
-  case MemoryMode::Auto: break;
-  }
-  return "auto";
-}
-
 std::string Settings::default_model_dir() {
   const char* env = std::getenv("Z123_MODEL_DIR");
   return env && *env ? env : "models/zero123plus-v1.2";
@@ -70,27 +50,31 @@ GType drop_policy_get_type() {
 
 GType sampler_get_type() {
   static const GEnumValue values[] = {
-      {int(Sampler::EulerAncestral), "Euler ancestral (the official pipeline's sampler)", "euler_a"},
-      {int(Sampler::Euler), "Euler (deterministic given the start noise)", "euler"},
+      {int(Sampler::EulerAncestral), "Euler ancestral (the official pipeline's sampler)",
+       z123::option_name(Sampler::EulerAncestral)},
+      {int(Sampler::Euler), "Euler (deterministic given the start noise)", z123::option_name(Sampler::Euler)},
       {0, nullptr, nullptr}};
   static GType type = register_enum("GstZero123ppSampler", values);
   return type;
 }
 
 GType spacing_get_type() {
-  static const GEnumValue values[] = {{int(Spacing::Trailing), "Trailing (the official examples)", "trailing"},
-                                      {int(Spacing::Linspace), "Linspace", "linspace"},
-                                      {int(Spacing::Leading), "Leading", "leading"},
-                                      {0, nullptr, nullptr}};
+  static const GEnumValue values[] = {
+      {int(Spacing::Trailing), "Trailing (the official examples)", z123::option_name(Spacing::Trailing)},
+      {int(Spacing::Linspace), "Linspace", z123::option_name(Spacing::Linspace)},
+      {int(Spacing::Leading), "Leading", z123::option_name(Spacing::Leading)},
+      {0, nullptr, nullptr}};
   static GType type = register_enum("GstZero123ppSpacing", values);
   return type;
 }
 
 GType memory_mode_get_type() {
   static const GEnumValue values[] = {
-      {int(MemoryMode::Auto), "Low on discrete GPUs with less than 6 GiB, else normal", "auto"},
-      {int(MemoryMode::Normal), "Every weight stays in GPU memory", "normal"},
-      {int(MemoryMode::Low), "The UNet's weights share GPU memory with conditioning and decoding", "low"},
+      {int(MemoryLayout::Auto), "Low on discrete GPUs with less than 6 GiB, else normal",
+       z123::option_name(MemoryLayout::Auto)},
+      {int(MemoryLayout::Normal), "Every weight stays in GPU memory", z123::option_name(MemoryLayout::Normal)},
+      {int(MemoryLayout::Low), "The UNet's weights share GPU memory with conditioning and decoding",
+       z123::option_name(MemoryLayout::Low)},
       {0, nullptr, nullptr}};
   static GType type = register_enum("GstZero123ppMemory", values);
   return type;

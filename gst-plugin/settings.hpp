@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 
+#include "z123/engine.hpp"
+
 namespace z123gst {
 
 // How the six views (engine order: index = 2*row + column of the 2x3 grid) are laid out in the
@@ -16,20 +18,18 @@ enum class Tiling : int { k2x3 = 0, k3x2 = 1, k6x1 = 2, k1x6 = 3 };
 // What happens to frames that arrive from a LIVE source while one is already waiting for the
 // worker. Non-live sources always block (nothing is dropped) whatever this says.
 enum class DropPolicy : int { KeepNewest = 0, KeepOldest = 1, Block = 2 };
-enum class Sampler : int { EulerAncestral = 0, Euler = 1 };
-enum class Spacing : int { Trailing = 0, Linspace = 1, Leading = 2 };
-// z123::EngineOptions::memory: the memory layout of the engine.
-enum class MemoryMode : int { Auto = 0, Normal = 1, Low = 2 };
+// The sampler, the timestep spacing, the memory layout and the precision are the engine's own
+// enums (z123/engine.hpp); their GLib types below register those values with the engine's names
+// as nicks, so gst-launch lines spell them as the command line does (sampler=euler).
+using z123::MemoryLayout;
+using z123::Precision;
+using z123::Sampler;
+using z123::Spacing;
 
 struct Layout {
   int columns, rows;
 };
 Layout tiling_layout(Tiling tiling);
-
-// Names the engine's GenerateOptions expect.
-const char* sampler_name(Sampler sampler);
-const char* spacing_name(Spacing spacing);
-const char* memory_mode_name(MemoryMode mode);
 
 // Limits shared by the property specs and the checks. The engine needs output sides that are
 // multiples of 64 and at most 4096, and the grid it renders is 3 views tall, hence 1344 = 21 * 64.
@@ -39,9 +39,9 @@ inline constexpr double kGuidanceDefault = 4.0;
 
 struct Settings {
   std::string model = default_model_dir();
-  std::string device;             // "" = best device, a number = index, else a name substring
-  std::string precision = "auto"; // auto | f16 | f32
-  MemoryMode memory = MemoryMode::Auto;
+  std::string device;                    // "" = best device, a number = index, else a name substring
+  Precision precision = Precision::Auto; // a string property: auto | f16 | f32
+  MemoryLayout memory = MemoryLayout::Auto;
   int steps = kStepsDefault;
   double guidance_scale = kGuidanceDefault;
   std::uint64_t seed = 0;

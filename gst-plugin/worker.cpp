@@ -41,8 +41,8 @@ GstFlowReturn generate_and_push(GstZero123pp* self, const Frame& frame) {
   o.steps = s.steps;
   o.guidance_scale = static_cast<float>(s.guidance_scale);
   o.seed = s.random_seed ? (static_cast<std::uint64_t>(g_random_int()) << 32) | g_random_int() : s.seed;
-  o.sampler = sampler_name(s.sampler);
-  o.spacing = spacing_name(s.spacing);
+  o.sampler = s.sampler;
+  o.spacing = s.spacing;
   o.width = 2 * im.view_size; // the engine renders the model's 2x3 grid; write_tiled re-arranges it
   o.height = 3 * im.view_size;
   o.cancel = &im.cancel;

@@ -97,7 +97,9 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 
 struct Args {
   std::vector<std::string> positional;
-  std::string model, device, precision = "auto", memory = "auto", views_dir;
+  std::string model, device, views_dir;
+  Precision precision = Precision::Auto;
+  MemoryLayout memory = MemoryLayout::Auto;
   GenerateOptions gen;
   bool quiet = false, verbose = false, list = false, vision_in_vram = false;
 };
@@ -133,6 +135,17 @@ std::string non_empty(const std::string& opt, const std::string& v, const char* 
   return v;
 }
 
+// An enumerated option, spelled as the engine names it; a bad name is a usage error in the
+// engine's words (one list of accepted names, the engine's).
+template <typename T>
+T parse_choice(const std::string& opt, const std::string& v) {
+  try {
+    return parse_option<T>(opt, v);
+  } catch (const Error& e) {
+    usage_error(e.what());
+  }
+}
+
 Args parse_args(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
@@ -153,9 +166,9 @@ Args parse_args(int argc, char** argv) {
     else if (s == "--seed")
       a.gen.seed = parse_number<uint64_t>(s, value());
     else if (s == "--sampler")
-      a.gen.sampler = value();
+      a.gen.sampler = parse_choice<Sampler>(s, value());
     else if (s == "--spacing")
-      a.gen.spacing = value();
+      a.gen.spacing = parse_choice<Spacing>(s, value());
     else if (s == "--device") {
       a.device = non_empty(s, value(), "a device index or name");
       // The engine reads an all-digit selector as an index; one too long for that is no device.
@@ -163,9 +176,9 @@ Args parse_args(int argc, char** argv) {
           a.device.size() > 9)
         usage_error("--device index " + a.device + " is out of range (zero123pp --list-devices lists them)");
     } else if (s == "--precision")
-      a.precision = value();
+      a.precision = parse_choice<Precision>(s, value());
     else if (s == "--memory")
-      a.memory = value();
+      a.memory = parse_choice<MemoryLayout>(s, value());
     else if (s == "--views-dir")
       a.views_dir = non_empty(s, value(), "a folder");
     else if (s == "--size") {
@@ -203,10 +216,6 @@ Args parse_args(int argc, char** argv) {
   } catch (const Error& e) {
     usage_error(e.what());
   }
-  if (a.precision != "auto" && a.precision != "f16" && a.precision != "f32")
-    usage_error("--precision must be auto, f16 or f32, not '" + a.precision + "'");
-  if (a.memory != "auto" && a.memory != "normal" && a.memory != "low")
-    usage_error("--memory must be auto, normal or low, not '" + a.memory + "'");
   return a;
 }
 
@@ -376,7 +385,7 @@ int run(Args& a) {
   if (progress) std::fputs("\r\033[K", stderr);
   if (!a.quiet)
     std::fprintf(stderr, "zero123pp: %s on %s (%s%s), loaded in %.1f s\n", model.c_str(), engine->device_name().c_str(),
-                 engine->precision().c_str(), engine->low_memory() ? ", low-memory mode" : "",
+                 option_name(engine->precision()), engine->low_memory() ? ", low-memory mode" : "",
                  engine->load_ms() / 1000.0);
   if (a.verbose) std::fputs(format_load_report(engine->load_report()).c_str(), stderr);
 

@@ -20,7 +20,7 @@ namespace {
 std::unique_ptr<Engine> open_model(const std::filesystem::path& dir, const std::string& memory = "auto") {
   EngineOptions eo;
   eo.validation = true;
-  eo.memory = memory;
+  eo.memory = parse_option<MemoryLayout>("memory", memory);
   if (const char* d = std::getenv("Z123_TEST_DEVICE")) eo.device = d;
   return Engine::open(dir, eo);
 }
@@ -135,14 +135,12 @@ TEST(EngineApi, PoolsArePlannedForThePreparedSizeAndForNewOnes) {
 TEST(EngineApi, BadArgumentsAreRejectedBeforeAnyWork) {
   auto engine = open_fast();
   Image input = load_image(test::golden_dir() / "pipeline_input.png");
-  for (auto [steps, width, height, sampler] : {std::tuple{0, 128, 192, "euler_a"}, std::tuple{201, 128, 192, "euler_a"},
-                                               std::tuple{1, 100, 192, "euler_a"}, std::tuple{1, 128, 192, "ddpm"}}) {
+  for (auto [steps, width, height] : {std::tuple{0, 128, 192}, std::tuple{201, 128, 192}, std::tuple{1, 100, 192}}) {
     GenerateOptions o = quick(1);
     o.steps = steps;
     o.width = width;
     o.height = height;
-    o.sampler = sampler;
-    EXPECT_THROW(engine->generate(input, o), Error) << steps << " " << width << " " << sampler;
+    EXPECT_THROW(engine->generate(input, o), Error) << steps << " " << width;
   }
   Image empty;
   EXPECT_THROW(engine->generate(empty, quick(1)), Error);
@@ -173,9 +171,28 @@ TEST(EngineApi, OptionChecksNeedNoModel) {
   o = quick(1);
   o.steps = 0;
   rejects(o, "steps");
-  o = quick(1);
-  o.spacing = "";
-  rejects(o, "spacing");
+}
+
+// The enumerated options' names go both ways, and a bad name is an error naming the option, the
+// value and every accepted name (the command line and the element show it as it is).
+TEST(EngineApi, OptionNamesParseBothWaysAndBadOnesAreClearErrors) {
+  for (Sampler s : {Sampler::EulerAncestral, Sampler::Euler})
+    EXPECT_EQ(parse_option<Sampler>("sampler", option_name(s)), s);
+  for (Spacing s : {Spacing::Trailing, Spacing::Linspace, Spacing::Leading})
+    EXPECT_EQ(parse_option<Spacing>("spacing", option_name(s)), s);
+  for (Precision p : {Precision::Auto, Precision::F16, Precision::F32})
+    EXPECT_EQ(parse_option<Precision>("precision", option_name(p)), p);
+  for (MemoryLayout m : {MemoryLayout::Auto, MemoryLayout::Normal, MemoryLayout::Low})
+    EXPECT_EQ(parse_option<MemoryLayout>("memory", option_name(m)), m);
+  try {
+    parse_option<Sampler>("--sampler", "ddpm");
+    ADD_FAILURE() << "ddpm accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+    EXPECT_STREQ(e.what(), "--sampler must be euler_a or euler, not 'ddpm'");
+  }
+  EXPECT_THROW(parse_option<Spacing>("spacing", ""), Error);
+  EXPECT_THROW(parse_option<MemoryLayout>("memory", "huge"), Error);
 }
 
 // The threading contract of engine.hpp: concurrent calls on one engine are serialized and each

@@ -24,7 +24,7 @@ namespace {
 EngineOptions tiny_options(const char* memory = "auto") {
   EngineOptions eo;
   eo.validation = true;
-  eo.memory = memory;
+  eo.memory = parse_option<MemoryLayout>("memory", memory);
   if (const char* d = std::getenv("Z123_TEST_DEVICE")) eo.device = d;
   return eo;
 }

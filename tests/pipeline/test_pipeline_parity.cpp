@@ -17,6 +17,7 @@
 #include "support/check.hpp"
 #include "support/golden.hpp"
 #include "z123/engine.hpp"
+#include "z123/engine_testing.hpp"
 #include "z123/image/codec.hpp"
 
 using namespace z123;
@@ -48,7 +49,7 @@ TEST_P(PipelineParity, MatchesOfficialPipelineWithInjectedNoise) {
   inj.ancestral = split(g.at("noise.ancestral"));
 
   EngineOptions eo;
-  eo.precision = precision;
+  eo.precision = parse_option<Precision>("precision", precision);
   eo.validation = true;
   if (const char* d = std::getenv("Z123_TEST_DEVICE")) eo.device = d;
   auto engine = Engine::open(test::tiny_model_dir(), eo);
@@ -59,7 +60,8 @@ TEST_P(PipelineParity, MatchesOfficialPipelineWithInjectedNoise) {
   go.width = 128;
   go.height = 192;
   go.inject = &inj;
-  go.keep_latents = true;
+  GenerateCapture captured;
+  go.capture = &captured;
   int calls = 0;
   go.on_step = [&](int step, int total) {
     EXPECT_EQ(step, ++calls);
@@ -70,16 +72,16 @@ TEST_P(PipelineParity, MatchesOfficialPipelineWithInjectedNoise) {
   EXPECT_EQ(engine->validation_errors(), 0u);
 
   for (const char* name : {"image_embeds", "ctx", "cond_lat"}) {
-    const auto& got = std::string(name) == "ctx"        ? r.context
-                      : std::string(name) == "cond_lat" ? r.cond_lat
-                                                        : r.image_embeds;
+    const auto& got = std::string(name) == "ctx"        ? captured.context
+                      : std::string(name) == "cond_lat" ? captured.cond_lat
+                                                        : captured.image_embeds;
     auto rep = test::compare(got, test::to_double(g.at(name).values));
     EXPECT_LE(rep.rel_l2, fp32 ? 1e-4 : 1e-2) << name << ": " << rep.summary();
   }
   auto latents = split(g.at("latents")); // x_0 .. x_4
-  ASSERT_EQ(r.latents.size(), 4u);
+  ASSERT_EQ(captured.latents.size(), 4u);
   for (size_t i = 0; i < 4; ++i) {
-    auto rep = test::compare(r.latents[i], test::to_double(latents[i + 1]));
+    auto rep = test::compare(captured.latents[i], test::to_double(latents[i + 1]));
     SCOPED_TRACE("step " + std::to_string(i + 1));
     EXPECT_LE(rep.rel_l2, fp32 ? 1e-3 : 3e-2) << rep.summary();
     EXPECT_EQ(rep.nonfinite, 0u);

@@ -59,10 +59,30 @@ struct LoadProgress {
   int index = 0, count = 0;
 };
 
+// The options that take one of a few values, as enums. Their names (option_name) are how the
+// command line and the element spell them; parse_option turns a name back, or throws
+// InvalidArgument naming the option, the value and the accepted names.
+enum class Precision { Auto, F16, F32 };            // "auto" (fp16 where supported), "f16", "f32"
+enum class MemoryLayout { Auto, Normal, Low };      // "auto", "normal", "low" (EngineOptions::memory)
+enum class Sampler { EulerAncestral, Euler };       // "euler_a" (the reference), "euler" (deterministic)
+enum class Spacing { Trailing, Linspace, Leading }; // "trailing" (the reference), "linspace", "leading"
+const char* option_name(Precision value);
+const char* option_name(MemoryLayout value);
+const char* option_name(Sampler value);
+const char* option_name(Spacing value);
+// T is one of the four enums above; `option` names the option in the error ("--sampler").
+template <typename T>
+T parse_option(const std::string& option, const std::string& name);
+
+// Testing hooks (z123/engine_testing.hpp): noise and inputs injected instead of generated, and
+// the intermediate tensors captured, for the parity tests against the official pipeline.
+struct InjectedInputs;
+struct GenerateCapture;
+
 struct EngineOptions {
-  std::string device;             // "" = best device; a number = index; else a name substring
-  std::string precision = "auto"; // "auto" (fp16 where supported), "f16" or "f32"
-  bool validation = false;        // Vulkan validation layer (slow; for debugging)
+  std::string device; // "" = best device; a number = index; else a name substring
+  Precision precision = Precision::Auto;
+  bool validation = false; // Vulkan validation layer (slow; for debugging)
   // Output size to get ready for in open(): the recordings of every stage are made and every
   // compute pipeline they use is created there (on a GPU that compiles shaders for seconds), so
   // the first image takes as long as the ones after it. 0 x 0 = make them at the first image.
@@ -72,41 +92,28 @@ struct EngineOptions {
   // image (H200: 2.55 -> 2.58 s) for 1.25 GiB less device memory (peak 4.63 -> 3.38 GiB). No
   // effect on devices that share host memory.
   bool vision_weights_in_host_memory = true;
-  // "auto", "normal" or "low". Low: the UNet's weights (1.6 GiB for v1.2 in fp16) take turns
+  // Low: the UNet's weights (1.6 GiB for v1.2 in fp16) take turns
   // with the conditioning and decoding activations in one region of device memory, and are
   // copied back from a host-memory copy before each image's sampling, so the device peak is the
   // larger of the two rather than their sum (~1 GiB less at 640x960, same output bytes). Costs
   // the copy per image (1.6 GB over the bus) and 1.6 GB of host memory. Auto: low on discrete
   // GPUs with less than 6 GiB of VRAM (pipeline/memory_mode.hpp).
-  std::string memory = "auto";
+  MemoryLayout memory = MemoryLayout::Auto;
   // Called from open()'s thread as each loading stage begins (progress lines, bus messages).
   std::function<void(const LoadProgress&)> on_progress;
 };
 
-// Noise and preprocessed inputs supplied from outside instead of generated (parity tests against
-// the official pipeline, which draws from torch's RNG). Tensors are NCHW as PyTorch has them; an
-// empty field means "compute it as usual" (the preprocessed images from the input image).
-struct InjectedInputs {
-  std::vector<float> vae_input;              // [1,3,S,S] normalized VAE-branch image (S = 512)
-  std::vector<float> clip_input;             // [1,3,224,224] normalized CLIP-branch image
-  std::vector<float> posterior_cond;         // [1,4,S/8,S/8] noise of the condition posterior sample
-  std::vector<float> posterior_zero;         // [1,4,S/8,S/8] noise of the zero-image posterior sample
-  std::vector<float> initial;                // [1,4,H/8,W/8] initial latent noise (before init sigma)
-  std::vector<std::vector<float>> reference; // per step [halves,4,S/8,S/8]
-  std::vector<std::vector<float>> ancestral; // per step [1,4,H/8,W/8]
-};
-
 struct GenerateOptions {
-  int steps = 28;                                   // 1..200
-  float guidance_scale = 4.0f;                      // classifier-free guidance; <= 1 skips the unconditional half
-  uint64_t seed = 0;                                // counter-based RNG (docs/rng.md): same output on every device
-  std::string sampler = "euler_a";                  // "euler_a" (reference) or "euler" (deterministic)
-  std::string spacing = "trailing";                 // "trailing" (reference), "linspace" or "leading"
+  int steps = 28;              // 1..200
+  float guidance_scale = 4.0f; // classifier-free guidance; <= 1 skips the unconditional half
+  uint64_t seed = 0;           // counter-based RNG (docs/rng.md): same output on every device
+  Sampler sampler = Sampler::EulerAncestral;
+  Spacing spacing = Spacing::Trailing;
   int width = 640, height = 960;                    // output size; multiples of 64 (8 per latent × 8 per UNet level)
   std::function<void(int step, int total)> on_step; // called after each completed step
   const std::atomic<bool>* cancel = nullptr;        // checked before each step: Error(Cancelled)
-  const InjectedInputs* inject = nullptr;           // testing only
-  bool keep_latents = false;                        // return the latent after every step
+  const InjectedInputs* inject = nullptr;           // testing only (engine_testing.hpp)
+  GenerateCapture* capture = nullptr;               // testing only: filled with intermediates
 };
 
 struct GenerateTimings {
@@ -118,20 +125,14 @@ struct GenerateTimings {
 struct GenerateResult {
   Image image; // RGBA, width × height (640×960 by default)
   GenerateTimings timings;
-  uint64_t peak_device_bytes = 0;          // device-local memory high-water mark of the engine
-  std::vector<std::vector<float>> latents; // keep_latents: x after each step, NCHW [1,4,h,w]
-  std::vector<float> decoded;              // keep_latents: decoder output in [0,1], NCHW
-  std::vector<float> cond_lat;             // keep_latents: reference latents, NCHW [halves,4,S/8,S/8]
-  std::vector<float> context;              // keep_latents: UNet context [halves, 77, D]
-  std::vector<float> image_embeds;         // keep_latents: CLIP image embedding [1, D]
+  uint64_t peak_device_bytes = 0; // device-local memory high-water mark of the engine
 };
 
 // Throws InvalidArgument (the message names the option, the value and the accepted range) for
 // options no model can run: steps outside 1..200, a guidance scale that is not a finite number in
-// [0, 100] (NaN silently turned guidance off, 1e30 gave a black image), an unknown sampler or
-// spacing, an output size outside 64..4096 or one the 2 x 3 grid of views cannot divide (width
-// even, height a multiple of 3). generate() checks this first; front ends call it before loading
-// a model. The model's own constraint (sizes a multiple of 64 for v1.2) is checked by generate().
+// [0, 100] (NaN silently turned guidance off, 1e30 gave a black image), an output size outside 64..4096 or one the 2 x
+// 3 grid of views cannot divide (width even, height a multiple of 3). generate() checks this first; front ends call it
+// before loading a model. The model's own constraint (sizes a multiple of 64 for v1.2) is checked by generate().
 void check_generate_options(const GenerateOptions& options);
 
 // The six views of the 2×3 grid (spec §12): azimuth relative to the input view, absolute
@@ -160,8 +161,8 @@ public:
   GenerateResult generate(const Image& input, const GenerateOptions& options = {});
 
   std::string device_name() const;
-  std::string precision() const; // "f16" or "f32"
-  bool low_memory() const;       // the memory layout chosen by EngineOptions::memory
+  Precision precision() const; // F16 or F32
+  bool low_memory() const;     // the memory layout chosen by EngineOptions::memory
   uint64_t weight_bytes() const;
   // Where the memory goes, as indented lines (weights per network and where they live, the
   // scratch pools, the step's caches, the allocator's device-local total and peak), for

@@ -1,5 +1,6 @@
 // Engine: model loading (open) and one image → six views (generate), spec §3.
 #include "z123/engine.hpp"
+#include "z123/engine_testing.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -234,15 +235,13 @@ std::unique_ptr<Engine> Engine::open(const std::filesystem::path& model_dir, con
   impl->k = std::make_unique<kernels::Kernels>(*impl->device);
   const auto& f = impl->device->features();
   bool fp16_ok = f.shader_float16 && f.storage_buffer_16bit;
-  if (options.precision == "f16") {
+  switch (options.precision) {
+  case Precision::F16:
     if (!fp16_ok) throw unsupported("device '" + info.name + "' lacks shaderFloat16 / 16-bit storage for f16");
     impl->dtype = DType::F16;
-  } else if (options.precision == "f32") {
-    impl->dtype = DType::F32;
-  } else if (options.precision == "auto" || options.precision.empty()) {
-    impl->dtype = fp16_ok ? DType::F16 : DType::F32;
-  } else {
-    throw invalid_argument("precision must be auto, f16 or f32, not '" + options.precision + "'");
+    break;
+  case Precision::F32: impl->dtype = DType::F32; break;
+  case Precision::Auto: impl->dtype = fp16_ok ? DType::F16 : DType::F32; break;
   }
   vk::Device& device = *impl->device;
 
@@ -323,7 +322,7 @@ Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Engine::~Engine() = default;
 
 std::string Engine::device_name() const { return impl_->device->info().name; }
-std::string Engine::precision() const { return dtype_name(impl_->dtype); }
+Precision Engine::precision() const { return impl_->dtype == DType::F16 ? Precision::F16 : Precision::F32; }
 bool Engine::low_memory() const { return impl_->restore_unet != nullptr; }
 uint64_t Engine::weight_bytes() const { return impl_->weight_bytes; }
 uint32_t Engine::validation_errors() const { return impl_->instance->validation_error_count(); }
@@ -454,9 +453,6 @@ void check_generate_options(const GenerateOptions& o) {
     std::snprintf(v, sizeof v, "%g", static_cast<double>(o.guidance_scale));
     bad(std::string("guidance scale must be a number between 0 and 100 (<= 1 turns guidance off), not ") + v);
   }
-  if (o.sampler != "euler_a" && o.sampler != "euler") bad("sampler must be euler_a or euler, not '" + o.sampler + "'");
-  if (o.spacing != "trailing" && o.spacing != "linspace" && o.spacing != "leading")
-    bad("spacing must be trailing, linspace or leading, not '" + o.spacing + "'");
   const std::string size = std::to_string(o.width) + "x" + std::to_string(o.height);
   if (o.width < 64 || o.height < 64 || o.width > 4096 || o.height > 4096)
     bad("output size " + size + " must be between 64 and 4096 on each side");
@@ -546,10 +542,10 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
   std::vector<float> ctx = pipeline::conditioning_context(m.text_embedding, embeds, cfg.index.ramping_coefficients,
                                                           tokens, D, halves, m.dtype == DType::F16);
   result.timings.condition_ms = ms_since(t0);
-  if (o.keep_latents) {
-    result.cond_lat = nhwc_to_nchw(cond_lat, halves, hr, wr, c);
-    result.context = ctx;
-    result.image_embeds = embeds;
+  if (o.capture) {
+    o.capture->cond_lat = nhwc_to_nchw(cond_lat, halves, hr, wr, c);
+    o.capture->context = ctx;
+    o.capture->image_embeds = embeds;
   }
 
   // 3. Sampling: one recorded step, replayed with new scalars and noise.
@@ -590,7 +586,7 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
     m.write_host(sp.anc_noise, noise(4 + 2 * uint64_t(i), an, 1, h, w));
     m.device->run(*sp.rec);
     result.timings.step_ms.push_back(ms_since(ts));
-    if (o.keep_latents) result.latents.push_back(nhwc_to_nchw(download(*m.device, sp.x), 1, h, w, c));
+    if (o.capture) o.capture->latents.push_back(nhwc_to_nchw(download(*m.device, sp.x), 1, h, w, c));
     if (o.on_step) o.on_step(i + 1, n);
   }
   result.timings.sampling_ms = ms_since(t0);
@@ -605,9 +601,9 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
     m.device->run(*dp.rec);
     result.image = Image::blank(o.width, o.height, 4);
     m.device->download(*dp.rgba, result.image.pixels.data(), result.image.pixels.size());
-    if (o.keep_latents) {
-      result.decoded = nhwc_to_nchw(download(*m.device, dp.image), 1, h * f, w * f, 3);
-      for (float& v : result.decoded) v = std::clamp(v * pipeline::kImageUnscale / 2.0f + 0.5f, 0.0f, 1.0f);
+    if (o.capture) {
+      o.capture->decoded = nhwc_to_nchw(download(*m.device, dp.image), 1, h * f, w * f, 3);
+      for (float& v : o.capture->decoded) v = std::clamp(v * pipeline::kImageUnscale / 2.0f + 0.5f, 0.0f, 1.0f);
     }
   }
   result.timings.decode_ms = ms_since(t0);

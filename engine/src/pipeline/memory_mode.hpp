@@ -5,8 +5,8 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 
+#include "z123/engine.hpp"
 #include "z123/vk/instance.hpp"
 
 namespace z123::pipeline {
@@ -18,7 +18,6 @@ namespace z123::pipeline {
 // of the weights would add to the footprint instead of moving it out of VRAM.
 constexpr uint64_t kLowMemoryBelowHeapBytes = 6ull << 30;
 
-// mode: "auto", "normal" or "low"; anything else is InvalidArgument naming the choices.
-bool use_low_memory(const std::string& mode, const vk::DeviceInfo& device);
+bool use_low_memory(MemoryLayout layout, const vk::DeviceInfo& device);
 
 } // namespace z123::pipeline

@@ -4,15 +4,29 @@
 
 namespace z123::pipeline {
 
-sampling::SamplingPlan make_sampling_plan(const SchedulerConfig& config, int steps, const std::string& sampler,
-                                          const std::string& spacing) {
+namespace {
+
+// The engine's samplers are the ones the GPU step implements (x' = a·x + b·v + σ_up·noise);
+// sampling:: also has the two-step DpmSolverPP2M for its host reference.
+sampling::Sampler sampler_of(Sampler s) {
+  return s == Sampler::Euler ? sampling::Sampler::Euler : sampling::Sampler::EulerAncestral;
+}
+
+sampling::TimestepSpacing spacing_of(Spacing s) {
+  switch (s) {
+  case Spacing::Linspace: return sampling::TimestepSpacing::Linspace;
+  case Spacing::Leading: return sampling::TimestepSpacing::Leading;
+  case Spacing::Trailing: break;
+  }
+  return sampling::TimestepSpacing::Trailing;
+}
+
+} // namespace
+
+sampling::SamplingPlan make_sampling_plan(const SchedulerConfig& config, int steps, Sampler sampler, Spacing spacing) {
   if (steps < sampling::kMinInferenceSteps || steps > sampling::kMaxInferenceSteps)
     throw invalid_argument("steps must be between 1 and 200, not " + std::to_string(steps));
-  sampling::Sampler s = sampling::parse_sampler(sampler);
-  // The GPU step applies x' = a·x + b·v + σ_up·noise: the one-step samplers only.
-  if (s != sampling::Sampler::EulerAncestral && s != sampling::Sampler::Euler)
-    throw unsupported("sampler '" + sampler + "' is not available in the engine (use euler_a or euler)");
-  return sampling::make_plan(config, steps, sampling::parse_timestep_spacing(spacing), s);
+  return sampling::make_plan(config, steps, spacing_of(spacing), sampler_of(sampler));
 }
 
 } // namespace z123::pipeline

@@ -2,8 +2,7 @@
 // count, the sampler and the timestep spacing.
 #pragma once
 
-#include <string>
-
+#include "z123/engine.hpp"
 #include "z123/model/configs.hpp"
 #include "z123/sampling/scheduler.hpp"
 
@@ -12,9 +11,7 @@ namespace z123::pipeline {
 // The engine's plan: sampling::make_plan for the samplers the GPU step kernel implements
 // (x' = a·x + b·v + σ_up·noise: euler_a and euler), with the step count checked. The reference
 // latent's add_noise takes StepScalars::ref_sigma_f16 when the run is fp16, sigma otherwise.
-// sampler: "euler_a" | "euler"; spacing: "trailing" | "linspace" | "leading". Throws
-// InvalidArgument for unknown names or steps outside 1..200, Unsupported for other samplers.
-sampling::SamplingPlan make_sampling_plan(const SchedulerConfig& config, int steps, const std::string& sampler,
-                                          const std::string& spacing);
+// Throws InvalidArgument for steps outside 1..200.
+sampling::SamplingPlan make_sampling_plan(const SchedulerConfig& config, int steps, Sampler sampler, Spacing spacing);
 
 } // namespace z123::pipeline
