@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 #include <string>
 
@@ -150,9 +149,9 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
   const bool coopmat2 = kernels.attention_path() == Path::NvCoopMat2 && dtype == DType::F16 && head_dim == 64 &&
                         !causal && aligned && kernels.path_available(Path::NvCoopMat2);
   if (coopmat2) {
-    // Z123_ATTN_CM2_ROWS=128 takes the 128-row variant (benchmarks compare the two).
-    const char* rows = std::getenv("Z123_ATTN_CM2_ROWS");
-    const bool br128 = rows && std::string(rows) == "128";
+    // Tuning::attn_cm2_rows (Z123_ATTN_CM2_ROWS=128) takes the 128-row variant (benchmarks
+    // compare the two).
+    const bool br128 = kernels.tuning().attn_cm2_rows == 128;
     const uint32_t subgroup = kernels.device().features().subgroup_size_control ? 32 : 0;
     return {br128 ? "attention_d64_nvcm2_br128_f16" : "attention_d64_nvcm2_f16", br128 ? 128 : 64, subgroup};
   }
@@ -171,10 +170,10 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
   }
   if (!coopmat) return {variant(base, dtype), portable_queries_per_group(head_dim), 0};
 
-  // Test knob: Z123_ATTN_COOPMAT_GENERIC=1 takes the coopmat variant with the generic
-  // (shared-memory) row reductions, which NVIDIA GPUs would otherwise never run.
-  const char* generic = std::getenv("Z123_ATTN_COOPMAT_GENERIC");
-  const bool force_generic = generic && std::string(generic) == "1";
+  // Test knob: Tuning::attn_coopmat_generic (Z123_ATTN_COOPMAT_GENERIC=1) takes the coopmat
+  // variant with the generic (shared-memory) row reductions, which NVIDIA GPUs would otherwise
+  // never run.
+  const bool force_generic = kernels.tuning().attn_coopmat_generic;
   // The generic twin exists for the shapes that have a quad route at all (16-row fragments on
   // 32-wide subgroups); the others take the generic route anyway.
   const bool quad_shape = !shape || (shape->m == 16 && shape->subgroup == 32);
@@ -186,9 +185,9 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
                               : khr_convert               ? "khrcm_cv"
                                                           : "khrcm")
                            : (force_generic ? "nvcm_generic" : "nvcm");
-  // Measuring knob: Z123_ATTN_VARIANT=khrcm|khrcm_cv takes that KHR variant instead.
-  if (const char* forced = std::getenv("Z123_ATTN_VARIANT"); forced && *forced) {
-    const std::string want = forced;
+  // Measuring knob: Tuning::attn_variant (Z123_ATTN_VARIANT=khrcm|khrcm_cv) takes that KHR
+  // variant instead.
+  if (const std::string& want = kernels.tuning().attn_variant; !want.empty()) {
     if (!khr || (want != "khrcm" && want != "khrcm_cv") || (want == "khrcm_cv" && !khr_convert))
       throw unsupported("Z123_ATTN_VARIANT=" + want + ": not one of khrcm, khrcm_cv, or not available on '" +
                         kernels.device().info().name + "' (khrcm_cv needs VK_NV_cooperative_matrix2)");

@@ -48,8 +48,7 @@ PipelineCache::PipelineCache(VkDevice device, const DeviceInfo& info, bool persi
       creation_feedback_(info.api_version >= VK_API_VERSION_1_3), report_dir_(std::move(report_dir)) {
   if (!report_dir_.empty()) persist_on_disk = false; // reports need real compiles
   std::vector<char> initial;
-  const char* off = std::getenv("Z123_NO_PIPELINE_CACHE");
-  if (persist_on_disk && !(off && *off && std::strcmp(off, "0") != 0)) {
+  if (persist_on_disk) {
     fs::path dir = cache_dir();
     if (!dir.empty()) {
       uint64_t uuid = 0;
