@@ -15,6 +15,7 @@
 #include "reference_attention.hpp"
 #include "support/check.hpp"
 #include "support/vk_env.hpp"
+#include "vk/shader_table.hpp"
 #include "z123/error.hpp"
 #include "z123/kernels/attention.hpp"
 #include "z123/vk/recording.hpp"
@@ -545,6 +546,10 @@ protected:
     if (!kern.path_available(Path::NvCoopMat2))
       GTEST_SKIP() << "NV cooperative matrix 2 path not available on this device/build";
   }
+  // Whether the 128-row variant is in this build (bench-only: Z123_BENCH_VARIANTS).
+  static bool has_128_rows() { return vk::find_shader(kernels::nvcm2_attention_variant(128)) != nullptr; }
+  static constexpr const char* kNo128Rows =
+      "the 128-row coopmat2 attention is bench-only; configure with -DZ123_BENCH_VARIANTS=ON to test it";
   // The coopmat cases on Path::NvCoopMat2 (the causal one exercises its fallback to v1).
   void check_all() {
     for (Case c : coopmat_cases()) {
@@ -556,6 +561,7 @@ protected:
 
 TEST_F(AttentionCoopMat2, Shapes) { check_all(); }
 TEST_F(AttentionCoopMat2, Shapes128Rows) {
+  if (!has_128_rows()) GTEST_SKIP() << kNo128Rows;
   tuning_.attn_cm2_rows = 128;
   check_all();
 }
@@ -573,6 +579,7 @@ TEST_F(AttentionCoopMat2, PartialTilesBothSources) {
 }
 TEST_F(AttentionCoopMat2, UnetLevel0) { check_unet_level0(device(), Path::NvCoopMat2, tuning_); }
 TEST_F(AttentionCoopMat2, UnetLevel0Rows128) {
+  if (!has_128_rows()) GTEST_SKIP() << kNo128Rows;
   tuning_.attn_cm2_rows = 128;
   check_unet_level0(device(), Path::NvCoopMat2, tuning_);
 }

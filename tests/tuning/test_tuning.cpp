@@ -8,6 +8,8 @@
 #include "support/check.hpp"
 #include "support/expect_error.hpp"
 #include "support/vk_env.hpp"
+#include "vk/shader_table.hpp"
+#include "z123/kernels/attention.hpp"
 #include "z123/kernels/matmul.hpp"
 #include "z123/tensor.hpp"
 #include "z123/tuning.hpp"
@@ -137,4 +139,25 @@ TEST_F(TuningDevice, ForcePortable) {
   kernels::Kernels k(device(), t);
   EXPECT_EQ(k.matmul_path(), kernels::Path::Portable);
   EXPECT_EQ(k.attention_path(), kernels::Path::Portable);
+}
+
+// A knob that picks a bench-only variant fails when the kernel context is made, naming the knob
+// and the CMake option, where this build leaves bench-only variants out; knobs that pick variants
+// of every build do not.
+TEST_F(TuningDevice, BenchOnlyVariantsNeedTheOption) {
+  Tuning t = device().tuning();
+  t.gemm_tile = "t64x128"; // the rule's own tiling: in every build
+  EXPECT_NO_THROW(kernels::Kernels(device(), t));
+  t.gemm_tile = "w4x2";
+  Tuning rows = device().tuning();
+  rows.attn_cm2_rows = 128;
+  if (vk::kBenchVariantsBuilt) {
+    EXPECT_NO_THROW(kernels::Kernels(device(), t));
+    EXPECT_NO_THROW(kernels::Kernels(device(), rows));
+    return;
+  }
+  test::expect_error([&] { kernels::Kernels k(device(), t); }, ErrorKind::Unsupported,
+                     {"Z123_GEMM_TILE=w4x2", "gemm_khr_w4x2_f16", "-DZ123_BENCH_VARIANTS=ON"});
+  test::expect_error([&] { kernels::Kernels k(device(), rows); }, ErrorKind::Unsupported,
+                     {"Z123_ATTN_CM2_ROWS=128", "attention_d64_nvcm2_br128_f16", "-DZ123_BENCH_VARIANTS=ON"});
 }

@@ -142,6 +142,10 @@ void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, AttnOpera
                &push, sizeof push, div_up(q.n, kernel.queries_per_group), u32(p.heads), u32(batch), shape);
 }
 
+std::string nvcm2_attention_variant(uint32_t rows) {
+  return rows == 128 ? "attention_d64_nvcm2_br128_f16" : "attention_d64_nvcm2_f16";
+}
+
 AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int64_t head_dim, bool causal,
                                         bool aligned) {
   // NV cooperative matrix 2: head size 64 (every UNet head), not causal (CLIP text only); the
@@ -151,9 +155,9 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
   if (coopmat2) {
     // Tuning::attn_cm2_rows (Z123_ATTN_CM2_ROWS=128) takes the 128-row variant (benchmarks
     // compare the two).
-    const bool br128 = kernels.tuning().attn_cm2_rows == 128;
+    const uint32_t rows = kernels.tuning().attn_cm2_rows;
     const uint32_t subgroup = kernels.device().features().subgroup_size_control ? 32 : 0;
-    return {br128 ? "attention_d64_nvcm2_br128_f16" : "attention_d64_nvcm2_f16", br128 ? 128 : 64, subgroup};
+    return {nvcm2_attention_variant(rows), rows, subgroup};
   }
   const bool nv_fallback = kernels.attention_path() == Path::NvCoopMat2 && kernels.path_available(Path::NvCoopMat);
   const bool nv =

@@ -242,6 +242,11 @@ CoopmatApi coopmat_api(const Kernels& kernels) {
 
 void check_gemm_tile(const std::string& name) { khr_tiling_named(name); }
 
+std::vector<std::string> khr_tiling_variants(const std::string& name) {
+  const CoopTile& t = khr_tiling_named(name);
+  return {variant("gemm_khr" + t.suffix, DType::F16), variant("gemm_conv_khr" + t.suffix, DType::F16)};
+}
+
 void set_max_grid_rows_for_testing(uint32_t groups) { g_max_groups = groups ? groups : kMaxGroups; }
 void force_portable_split_k_for_testing(uint32_t splits) { g_portable_splits = splits; }
 

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <initializer_list>
 
+#include "kernels/gemm_dispatch.hpp"
 #include "vk/shader_table.hpp"
 #include "z123/error.hpp"
+#include "z123/kernels/attention.hpp"
 
 namespace z123::kernels {
 
@@ -41,7 +43,8 @@ std::vector<std::string> missing_preferred_variants() {
   for (Path p : preferred_paths()) features.push_back(glsl_feature(p));
   std::vector<std::string> missing;
   for (const vk::DeclaredShader* d = vk::kDeclaredShaders; d->name; ++d)
-    if (std::find(features.begin(), features.end(), d->feature) != features.end() && !vk::find_shader(d->name))
+    if (!d->bench_only && std::find(features.begin(), features.end(), d->feature) != features.end() &&
+        !vk::find_shader(d->name))
       missing.push_back(std::string(d->name) + (*d->feature ? std::string(" (needs ") + d->feature + ")" : ""));
   return missing;
 }
@@ -121,6 +124,15 @@ const CoopmatShape* choose_khr_shape(const vk::Device& device, const std::string
   return nullptr;
 }
 
+// Throws Unsupported naming the knob where it picks a bench-only variant this build leaves out
+// (Z123_BENCH_VARIANTS off), so a measurement fails when it starts, not at its first dispatch.
+void require_built(const char* knob, const std::string& value, const std::vector<std::string>& variants) {
+  if (vk::kBenchVariantsBuilt) return;
+  for (const std::string& v : variants)
+    if (const vk::DeclaredShader* d = vk::find_declared(v); d && d->bench_only)
+      throw unsupported(std::string(knob) + "=" + value + ": " + vk::missing_shader_reason(v));
+}
+
 } // namespace
 
 uint32_t coopmat_subgroup_size(const vk::Device& device, uint32_t width) {
@@ -173,6 +185,11 @@ Kernels::Kernels(vk::Device& device, const Tuning& tuning)
   };
   matmul_path_ = tuning.matmul_path ? forced(*tuning.matmul_path) : matmul;
   attention_path_ = tuning.attention_path ? forced(*tuning.attention_path) : matmul;
+  if (!tuning.gemm_tile.empty())
+    require_built("Z123_GEMM_TILE", tuning.gemm_tile, detail::khr_tiling_variants(tuning.gemm_tile));
+  if (tuning.attn_cm2_rows != 64)
+    require_built("Z123_ATTN_CM2_ROWS", std::to_string(tuning.attn_cm2_rows),
+                  {nvcm2_attention_variant(tuning.attn_cm2_rows)});
 }
 
 const vk::Pipeline& Kernels::pipeline(const std::string& shader, uint32_t buffers, uint32_t push_bytes,

@@ -135,10 +135,7 @@ const Pipeline& PipelineCache::get(const KernelDesc& desc) {
   if (auto it = pipelines_.find(key); it != pipelines_.end()) return *it->second;
 
   const EmbeddedShader* shader = find_shader(desc.shader);
-  if (!shader)
-    throw Error(ErrorKind::Unsupported, "shader variant '" + desc.shader +
-                                            "' is not in this build (its GLSL feature was unavailable "
-                                            "to the shader compiler at build time)");
+  if (!shader) throw Error(ErrorKind::Unsupported, missing_shader_reason(desc.shader));
   VkShaderModule module = VK_NULL_HANDLE;
   if (auto it = modules_.find(desc.shader); it != modules_.end()) {
     module = it->second;

@@ -24,7 +24,8 @@ std::vector<Path> preferred_paths();
 const char* glsl_feature(Path p);
 // Variants of the paths above, and of the portable path, that this build does not embed (its
 // glslc lacked the feature): each one costs speed on every device that would take it. Empty in a
-// complete build; test_shader_variants checks that.
+// complete build; test_shader_variants checks that. Bench-only variants (docs/tuning.md) do not
+// count: the engine never picks them by itself.
 std::vector<std::string> missing_preferred_variants();
 
 // A fragment shape the KHR cooperative-matrix GEMM kernels are built for (shaders/variants/
