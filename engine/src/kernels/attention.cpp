@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "kernels/shader_names.hpp"
 #include "z123/error.hpp"
 
 namespace z123::kernels {
@@ -143,7 +144,7 @@ void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, AttnOpera
 }
 
 std::string nvcm2_attention_variant(uint32_t rows) {
-  return rows == 128 ? "attention_d64_nvcm2_br128_f16" : "attention_d64_nvcm2_f16";
+  return rows == 128 ? variant("attention_d64_nvcm2_br128", DType::F16) : variant("attention_d64_nvcm2", DType::F16);
 }
 
 AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int64_t head_dim, bool causal,
@@ -170,9 +171,9 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
   const std::string base = "attention_d" + std::to_string(head_dim);
   if (!coopmat && tiled_supports(head_dim)) {
     const int64_t nt = kernels.device().info().max_shared_memory >= kTiled256SharedBytes ? 256 : 128;
-    return {variant(base + "_t" + std::to_string(nt), dtype), tiled_queries_per_group(head_dim, nt), 0, true};
+    return {composed_variant(base + "_t" + std::to_string(nt), dtype), tiled_queries_per_group(head_dim, nt), 0, true};
   }
-  if (!coopmat) return {variant(base, dtype), portable_queries_per_group(head_dim), 0};
+  if (!coopmat) return {composed_variant(base, dtype), portable_queries_per_group(head_dim), 0};
 
   // Test knob: Tuning::attn_coopmat_generic (Z123_ATTN_COOPMAT_GENERIC=1) takes the coopmat
   // variant with the generic (shared-memory) row reductions, which NVIDIA GPUs would otherwise
@@ -197,8 +198,8 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
                         kernels.device().info().name + "' (khrcm_cv needs VK_NV_cooperative_matrix2)");
     suffix = want;
   }
-  if (!khr) return {base + "_" + suffix + "_f16", coopmat_queries_per_group(16), 0};
-  return {base + "_" + suffix + shape->suffix + "_f16", coopmat_queries_per_group(shape->m),
+  if (!khr) return {composed_variant(base + "_" + suffix, DType::F16), coopmat_queries_per_group(16), 0};
+  return {composed_variant(base + "_" + suffix + shape->suffix, DType::F16), coopmat_queries_per_group(shape->m),
           coopmat_subgroup_size(kernels.device(), shape->subgroup)};
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/shader_names.hpp"
 #include "z123/error.hpp"
 
 namespace z123::kernels::detail {
@@ -242,9 +243,16 @@ CoopmatApi coopmat_api(const Kernels& kernels) {
 
 void check_gemm_tile(const std::string& name) { khr_tiling_named(name); }
 
+std::vector<std::string> khr_tiling_names() {
+  std::vector<std::string> names;
+  for (const CoopTile& t : khr_tilings()) names.push_back(tiling_name(t));
+  return names;
+}
+
 std::vector<std::string> khr_tiling_variants(const std::string& name) {
   const CoopTile& t = khr_tiling_named(name);
-  return {variant("gemm_khr" + t.suffix, DType::F16), variant("gemm_conv_khr" + t.suffix, DType::F16)};
+  return {composed_variant("gemm_khr" + t.suffix, DType::F16),
+          composed_variant("gemm_conv_khr" + t.suffix, DType::F16)};
 }
 
 void set_max_grid_rows_for_testing(uint32_t groups) { g_max_groups = groups ? groups : kMaxGroups; }
@@ -375,8 +383,8 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
       push.k_chunk = round_up(push.K, kSplitKAlign);
       push.m_groups_y = row_tiles;
       const vk::Pipeline& pipe =
-          kernels.pipeline(variant(base + cm.api + (narrow ? "_narrow" : "") + cm.shape, x.dtype), 5, sizeof push,
-                           {run % 8 == 0 ? 1u : 0u}, cm.subgroup);
+          kernels.pipeline(composed_variant(base + cm.api + (narrow ? "_narrow" : "") + cm.shape, x.dtype), 5,
+                           sizeof push, {run % 8 == 0 ? 1u : 0u}, cm.subgroup);
       rec.dispatch(pipe, bindings, &push, sizeof push, div_up(push.N, tn), row_tiles, 1, shape + "+f32");
       return;
     }
@@ -390,8 +398,9 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     const bool wide = forced ? forced == kCm2WideTileN
                              : uint64_t{div_up(push.M, kCm2TileM)} * div_up(push.N, kCm2WideTileN) >= kCm2WideMinGroups;
     const uint32_t tile_n = wide ? kCm2WideTileN : kCm2TileN;
-    const vk::Pipeline& pipe = kernels.pipeline(variant(base + (wide ? "_nvcm2_l" : "_nvcm2"), x.dtype), 5, sizeof push,
-                                                {run % 8 == 0 ? 1u : 0u}, coopmat_subgroup_size(kernels.device()));
+    const vk::Pipeline& pipe =
+        kernels.pipeline(composed_variant(base + (wide ? "_nvcm2_l" : "_nvcm2"), x.dtype), 5, sizeof push,
+                         {run % 8 == 0 ? 1u : 0u}, coopmat_subgroup_size(kernels.device()));
     split_rows(div_up(push.M, kCm2TileM), gy, gz);
     push.m_groups_y = gy;
     rec.dispatch(pipe, bindings, &push, sizeof push, div_up(push.N, tile_n), gy, gz, shape);
@@ -423,7 +432,7 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
              uint64_t{div_up(push.M, kKhrWide.m)} * div_up(push.N, kKhrWide.n) >= kCoopWideMinGroups)
       tile = kKhrWide;
     if (tilings && !narrow) tile = khr_tile_override(kernels, tile);
-    const vk::Pipeline& pipe = kernels.pipeline(variant(base + cm.api + tile.suffix + cm.shape, x.dtype), 5,
+    const vk::Pipeline& pipe = kernels.pipeline(composed_variant(base + cm.api + tile.suffix + cm.shape, x.dtype), 5,
                                                 sizeof push, {run % 8 == 0 ? 1u : 0u}, cm.subgroup);
     const uint32_t row_tiles = div_up(push.M, tile.m), col_tiles = div_up(push.N, tile.n);
     record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles,
@@ -437,7 +446,8 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     const bool packed = tiled_packed_products(kernels);
     const uint32_t tile = tiled_portable_tile(kernels, portable_kernel(kernels, x.dtype), packed, push.M, push.N);
     const std::string name = base + (tile == kTiledTile ? "_tiled" : "_tiled_t64") + (packed ? "_packed" : "");
-    const vk::Pipeline& pipe = kernels.pipeline(variant(name, x.dtype), 5, sizeof push, {run % 8 == 0 ? 1u : 0u});
+    const vk::Pipeline& pipe =
+        kernels.pipeline(composed_variant(name, x.dtype), 5, sizeof push, {run % 8 == 0 ? 1u : 0u});
     const uint32_t row_tiles = div_up(push.M, tile), col_tiles = div_up(push.N, tile);
     record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles,
                  split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K), x.dtype, shape);
@@ -452,8 +462,8 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   uint32_t rows = narrow ? kNarrowBlock : kPortableRows, cols = narrow ? kNarrowBlock : kPortableCols;
   uint32_t wg_n = push.N <= cols ? 1 : 8;
   uint32_t wg_m = kPortableInvocations / wg_n;
-  const vk::Pipeline& pipe = kernels.pipeline(variant(base + (narrow ? "_narrow" : ""), x.dtype), 5, sizeof push,
-                                              {wg_n, wg_m, run % 4 == 0 ? 1u : 0u});
+  const vk::Pipeline& pipe = kernels.pipeline(composed_variant(base + (narrow ? "_narrow" : ""), x.dtype), 5,
+                                              sizeof push, {wg_n, wg_m, run % 4 == 0 ? 1u : 0u});
   const uint32_t row_tiles = div_up(push.M, wg_m * rows), col_tiles = div_up(push.N, wg_n * cols);
   // Raw fp32 output (matmul_f32) has no epilogue to defer, and keeps one K range.
   const uint32_t splits = p.raw_f32 ? 1 : portable_split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K);

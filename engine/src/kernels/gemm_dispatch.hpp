@@ -58,8 +58,9 @@ bool gemm_sums_fp16_products(const Kernels& kernels, DType dtype, uint32_t n, bo
 // Throws InvalidArgument naming Z123_GEMM_TILE and the tilings built unless `name` is one of
 // them (Tuning::gemm_tile: "default", "t64x128", ...).
 void check_gemm_tile(const std::string& name);
-// The variants (linear and conv) the tiling Tuning::gemm_tile names runs.
+// The variants (linear and conv) the tiling Tuning::gemm_tile names runs, and every such name.
 std::vector<std::string> khr_tiling_variants(const std::string& name);
+std::vector<std::string> khr_tiling_names();
 
 // Row tiles go to grid y, and to z past this many (default 65535, the Vulkan minimum limit).
 // Tests lower it to cover the y/z split with small problems; 0 restores the default.

@@ -4,6 +4,7 @@
 #include <initializer_list>
 
 #include "kernels/gemm_dispatch.hpp"
+#include "kernels/shader_names.hpp"
 #include "vk/shader_table.hpp"
 #include "z123/error.hpp"
 #include "z123/kernels/attention.hpp"
@@ -207,7 +208,8 @@ const vk::Buffer& Kernels::splitk_scratch(uint64_t bytes) {
   return *splitk_scratch_.back();
 }
 
-std::string variant(const std::string& base, DType t) { return base + "_" + dtype_name(t); }
+std::string variant(ShaderFamily family, DType t) { return composed_variant(family.c_str(), t); }
+std::string composed_variant(const std::string& family, DType t) { return family + "_" + dtype_name(t); }
 
 void expect_shape(const char* op, const char* what, const Tensor& t, const std::vector<int64_t>& shape) {
   if (t.shape != shape)

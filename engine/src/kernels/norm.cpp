@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kernels/grid.hpp"
+#include "kernels/shader_names.hpp"
 #include "z123/error.hpp"
 
 namespace z123::kernels {
@@ -180,8 +181,8 @@ void group_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Ten
     throw invalid_argument(std::string(op) + ": the resident path cannot run on " + x.describe() + " with " +
                            std::to_string(G) + " groups (a group has more values than one workgroup's registers hold)");
   if (path == GroupNormPath::Resident || (path == GroupNormPath::Auto && resident_ok && kernels.tuning().gn_resident)) {
-    auto& pipe = kernels.pipeline(variant("group_norm_resident_ev" + std::to_string(rp.ev), x.dtype), 5, push_bytes,
-                                  {rp.threads, rp.cap});
+    auto& pipe = kernels.pipeline(composed_variant("group_norm_resident_ev" + std::to_string(rp.ev), x.dtype), 5,
+                                  push_bytes, {rp.threads, rp.cap});
     rec.dispatch(pipe, bindings, &p, push_bytes, static_cast<uint32_t>(G), static_cast<uint32_t>(B));
     return;
   }
@@ -201,10 +202,10 @@ void group_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Ten
   p.ntiles = plan.ntiles;
   p.row_lanes = plan.row_lanes;
   const std::string v = plan.vec == 4 ? "_vec4" : "";
-  auto& partial =
-      kernels.pipeline(variant("group_norm_partial" + v, x.dtype), 5, push_bytes, {plan.threads, plan.partial_cap});
+  auto& partial = kernels.pipeline(composed_variant("group_norm_partial" + v, x.dtype), 5, push_bytes,
+                                   {plan.threads, plan.partial_cap});
   rec.dispatch(partial, bindings, &p, push_bytes, plan.ntiles, static_cast<uint32_t>(B));
-  auto& apply = kernels.pipeline(variant("group_norm_apply" + v, x.dtype), 5, push_bytes,
+  auto& apply = kernels.pipeline(composed_variant("group_norm_apply" + v, x.dtype), 5, push_bytes,
                                  {plan.threads, static_cast<uint32_t>(C / plan.vec)});
   rec.dispatch(apply, bindings, &p, push_bytes, plan.ntiles, static_cast<uint32_t>(B));
 }
@@ -227,7 +228,8 @@ void layer_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Ten
   const uint32_t rows_per_wg = std::max<uint32_t>(1, threads / subgroup);
   const uint32_t vec = C % 4 == 0 ? 4 : 1;
   LayerNormPush p{static_cast<uint32_t>(M), static_cast<uint32_t>(C / vec), rows_per_wg, eps};
-  auto& pipe = kernels.pipeline(variant(vec == 4 ? "layer_norm_vec4" : "layer_norm", x.dtype), 4, sizeof p, {threads});
+  auto& pipe = kernels.pipeline(vec == 4 ? variant("layer_norm_vec4", x.dtype) : variant("layer_norm", x.dtype), 4,
+                                sizeof p, {threads});
   Grid g = wrap_grid(div_up(M, rows_per_wg));
   rec.dispatch(pipe, {vk::in(x.buf()), vk::in(gamma.buf()), vk::in(beta.buf()), vk::out(y.buf())}, &p, sizeof p, g.x,
                g.y);

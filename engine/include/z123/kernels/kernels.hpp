@@ -100,8 +100,6 @@ private:
 // that wide anyway wherever such a kernel is chosen).
 uint32_t coopmat_subgroup_size(const vk::Device& device, uint32_t width = 32);
 
-// "name_f16" / "name_f32": the variant naming convention of shaders/variants/*.cmake.
-std::string variant(const std::string& base, DType t);
 inline uint32_t div_up(int64_t a, int64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 
 // Shape checks shared by the operations: throw InvalidArgument naming the op and tensor.
