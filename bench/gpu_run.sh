@@ -11,6 +11,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = "--stage-binaries" ]; then
+  bash bench/require_bench_variants.sh "${Z123_BUILD_DIR:-build}" || exit 1
   mkdir -p .gpu/bin
   for b in bench/zero123pp-bench-kernels bench/zero123pp-bench-e2e bench/zero123pp-bench-nets \
            tests/kernels/test_kernels tools/zero123pp-devices; do

@@ -3,10 +3,13 @@
 # build's zero123pp-bench-{e2e,make-model,kernels,soak}, test_kernels, the zero123pp CLI and zero123pp-devices,
 # stripped, with the two image libraries the GPU machine lacks (libpng16, libjpeg) in lib/.
 # The tree travels with each run, 64 MiB at most: xz shrinks the SPIR-V-heavy binaries ~20x.
+# The build must embed the bench-only shader variants that the sweeps pick (docs/tuning.md):
+#   Z123_BUILD_DIR=build-test scripts/build.sh -DZ123_BUILD_TESTS=ON -DZ123_BENCH_VARIANTS=ON
 #   Z123_BUILD_DIR=build-test bench/stage_gpu_bins.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${Z123_BUILD_DIR:-build-test}
+bench/require_bench_variants.sh "$BUILD"
 rm -rf .gpu/bin && mkdir -p .gpu/bin/lib
 for f in bench/zero123pp-bench-e2e bench/zero123pp-bench-make-model bench/zero123pp-bench-kernels \
          bench/zero123pp-bench-soak tests/kernels/test_kernels tools/zero123pp tools/zero123pp-devices; do

@@ -33,7 +33,9 @@ endforeach()
 z123_shader(NAME attention_d64_nvcm_f16 SOURCE attention.comp
             DEFINES HEAD_DIM=64 ATTN_NV_COOPMAT DTYPE_F16 REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
 # The same with the generic (shared-memory) row reductions forced, so tests cover that route on
-# GPUs whose accumulator layout would take the quad route (Z123_ATTN_COOPMAT_GENERIC=1).
+# GPUs whose accumulator layout would take the quad route (Z123_ATTN_COOPMAT_GENERIC=1). These
+# generic twins are for tests only but not BENCH: on the NVIDIA GPUs the project tests on they are
+# the only coverage of the route other vendors' devices run, and every test build must keep it.
 z123_shader(NAME attention_d64_nvcm_generic_f16 SOURCE attention.comp
             DEFINES HEAD_DIM=64 ATTN_NV_COOPMAT ATTN_FORCE_GENERIC DTYPE_F16 REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
 # Both again on KHR cooperative matrix (glslc with GL_KHR_cooperative_matrix only). P reaches

@@ -20,9 +20,10 @@ endforeach()
 # (every UNet head), not causal. Default: 64 query rows x 64-key tiles on 4 subgroups (ggml's
 # coopmat2 choice for head size 64). _br128: 128 rows on 8 subgroups, which halves the K/V
 # traffic per query and keeps the per-invocation share of each matrix the same; the faster one
-# on the H200 should become the default (Z123_ATTN_CM2_ROWS=128 selects it meanwhile).
+# on the H200 should become the default. Until measured, _br128 is bench-only
+# (Z123_BENCH_VARIANTS; Z123_ATTN_CM2_ROWS=128 selects it).
 z123_shader(NAME attention_d64_nvcm2_f16 SOURCE attention.comp
             DEFINES HEAD_DIM=64 ATTN_NV_COOPMAT2 DTYPE_F16 REQUIRES NV_COOPMAT2 TARGET_ENV vulkan1.3)
 z123_shader(NAME attention_d64_nvcm2_br128_f16 SOURCE attention.comp
             DEFINES HEAD_DIM=64 ATTN_NV_COOPMAT2 ATTN_BR=128 ATTN_NT=256 DTYPE_F16 REQUIRES NV_COOPMAT2
-            TARGET_ENV vulkan1.3)
+            TARGET_ENV vulkan1.3 BENCH)

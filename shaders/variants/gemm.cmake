@@ -24,8 +24,12 @@ z123_shader(NAME gemm_splitk_reduce_f32 SOURCE gemm_splitk_reduce.comp)
 foreach(kind "" "_conv")
   if(kind STREQUAL "_conv")
     set(conv_def CONV)
+    set(wide_bench "")
   else()
     set(conv_def "")
+    # Only convolutions take 128 x 256 tiles by themselves (gemm_dispatch.cpp): the linear
+    # layers' variant exists for Z123_GEMM_TILE alone.
+    set(wide_bench BENCH)
   endif()
   # Tiled portable kernel (gemm_tiled.comp): fp16 GEMMs and convs on GPUs without a usable
   # cooperative-matrix path (gemm_dispatch.cpp portable_kernel): 128 x 128 tiles (8 x 8 per
@@ -60,18 +64,23 @@ foreach(kind "" "_conv")
                 DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BN=16 WARPS_M=8 WARPS_N=1 ${shape_defs} REQUIRES KHR_COOPMAT
                 TARGET_ENV vulkan1.3)
   endforeach()
-  # Alternative KHR tilings, picked with Z123_GEMM_TILE (gemm_dispatch.cpp) to measure them
-  # against the default on a GPU: 128 x 256 and 256 x 128 tiles with 64 x 64 per subgroup,
-  # double-buffered BK 32, and 4 x 2 subgroups of 32 x 64.
+  # 128 x 256 tiles with 64 x 64 per subgroup: large convolutions (1,024+ workgroups, the VAE
+  # decoder's upper levels) take them (bench/NOTES.md session 2: 2.83 against 4.86 ms).
   z123_shader(NAME gemm${kind}_khr_t128x256_f16 SOURCE gemm_coopmat_nv.comp
-              DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BN=256 BK=32 REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3)
+              DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BN=256 BK=32 REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3
+              ${wide_bench})
+  # Bench-only (Z123_BENCH_VARIANTS): alternative KHR tilings that Z123_GEMM_TILE picks to measure
+  # them against the rule on a GPU; none won anywhere (bench/NOTES.md sessions 2 and 4): 256 x 128
+  # tiles, double-buffered BK 32, and 4 x 2 subgroups of 32 x 64.
   z123_shader(NAME gemm${kind}_khr_t256x128_f16 SOURCE gemm_coopmat_nv.comp
               DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BM=256 BK=32 WARPS_M=4 WARPS_N=2 REQUIRES KHR_COOPMAT
-              TARGET_ENV vulkan1.3)
+              TARGET_ENV vulkan1.3 BENCH)
   z123_shader(NAME gemm${kind}_khr_k32s2_f16 SOURCE gemm_coopmat_nv.comp
-              DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BK=32 STAGES=2 REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3)
+              DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BK=32 STAGES=2 REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3
+              BENCH)
   z123_shader(NAME gemm${kind}_khr_w4x2_f16 SOURCE gemm_coopmat_nv.comp
-              DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} WARPS_M=4 WARPS_N=2 REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3)
+              DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} WARPS_M=4 WARPS_N=2 REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3
+              BENCH)
   # 4-subgroup tilings with 32-deep K steps, each subgroup 64 x 32 as in the default: 152-154
   # registers per invocation on an H100 against the default's 167-178, so three of these
   # workgroups share an SM where one default workgroup sits alone. gemm_dispatch.cpp picks them

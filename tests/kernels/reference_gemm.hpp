@@ -62,6 +62,17 @@ protected:
       GTEST_SKIP() << kernels::path_name(GetParam().path) << " is not available on " << device().info().name;
     kernels_->set_matmul_path(GetParam().path);
   }
+  // Makes kernels_ again with `tuning` (on the case's path): the knobs a test pins.
+  void use_tuning(const Tuning& tuning) {
+    kernels_ = std::make_unique<kernels::Kernels>(device(), tuning);
+    kernels_->set_matmul_path(GetParam().path);
+  }
+  // The device's knobs with the portable GEMM kernel and its products pinned.
+  static Tuning portable_gemm(Tuning t, Tuning::PortableGemm gemm, Tuning::PortableArith arith) {
+    t.portable_gemm = gemm;
+    t.portable_arith = arith;
+    return t;
+  }
   std::unique_ptr<kernels::Kernels> kernels_;
 };
 

@@ -15,6 +15,7 @@
 #include "reference_attention.hpp"
 #include "support/check.hpp"
 #include "support/vk_env.hpp"
+#include "vk/shader_table.hpp"
 #include "z123/error.hpp"
 #include "z123/kernels/attention.hpp"
 #include "z123/vk/recording.hpp"
@@ -79,12 +80,19 @@ Tolerance tolerance(const Case& c) {
 
 class Attention : public test::VkTest {
 protected:
+  void SetUp() override {
+    test::VkTest::SetUp();
+    tuning_ = device().tuning();
+  }
+  // The knobs check() runs with: the device's, with what a test pins.
+  Tuning tuning_;
+
   // Runs one case on c.path and compares every element with the reference.
   void check(const Case& c) {
     SCOPED_TRACE(c.describe());
     const uint64_t seed = test::test_seed();
     SCOPED_TRACE("seed " + std::to_string(seed));
-    kernels::Kernels kern(device());
+    kernels::Kernels kern(device(), tuning_);
     kern.set_attention_path(c.path);
     const int64_t hd = c.heads * c.head_dim;
 
@@ -398,15 +406,14 @@ TEST_F(AttentionCoopMat, Shapes) {
 // The generic route (row statistics through shared memory) the kernel takes when the
 // accumulator layout is not the quad layout; forced here, since NVIDIA GPUs take the quad route.
 TEST_F(AttentionCoopMat, GenericRowReductions) {
-  setenv("Z123_ATTN_COOPMAT_GENERIC", "1", 1);
+  tuning_.attn_coopmat_generic = true;
   for (const Case& c : coopmat_cases()) check(c);
-  unsetenv("Z123_ATTN_COOPMAT_GENERIC");
 }
 
 // Level-0 UNet self-attention with the reference tokens (spec §14.4): B 2, 5 heads x 64,
 // Nq 9600, Nk 9600 + 4096, on one coopmat path; checks a sample of rows (the float64 reference
 // of all rows is slow) and prints the kernel time.
-void check_unet_level0(vk::Device& dev, Path path) {
+void check_unet_level0(vk::Device& dev, Path path, const Tuning& tuning) {
   Case c;
   c.dtype = DType::F16;
   c.path = path;
@@ -416,7 +423,7 @@ void check_unet_level0(vk::Device& dev, Path path) {
   c.nk2 = 4096;
   const uint64_t seed = test::test_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  kernels::Kernels kern(dev);
+  kernels::Kernels kern(dev, tuning);
   kern.set_attention_path(path);
   const int64_t hd = c.heads * c.head_dim;
   HostTensor q = make_input(dev, c, {c.batch, c.nq, hd}, seed, "q");
@@ -462,7 +469,7 @@ void check_unet_level0(vk::Device& dev, Path path) {
   EXPECT_EQ(poisoned, 0u) << "output elements never written";
 }
 
-TEST_F(AttentionCoopMat, UnetLevel0) { check_unet_level0(device(), Path::NvCoopMat); }
+TEST_F(AttentionCoopMat, UnetLevel0) { check_unet_level0(device(), Path::NvCoopMat, tuning_); }
 
 // ---- KHR cooperative-matrix path: the same kernel built for GL_KHR_cooperative_matrix ----
 
@@ -486,17 +493,16 @@ TEST_F(AttentionKhrCoopMat, Shapes) {
 
 // As AttentionCoopMat.GenericRowReductions; P reaches P·V through shared memory on either route.
 TEST_F(AttentionKhrCoopMat, GenericRowReductions) {
-  setenv("Z123_ATTN_COOPMAT_GENERIC", "1", 1);
+  tuning_.attn_coopmat_generic = true;
   for (Case c : coopmat_cases()) {
     c.path = Path::KhrCoopMat;
     check(c);
   }
-  unsetenv("Z123_ATTN_COOPMAT_GENERIC");
 }
 
-TEST_F(AttentionKhrCoopMat, UnetLevel0) { check_unet_level0(device(), Path::KhrCoopMat); }
+TEST_F(AttentionKhrCoopMat, UnetLevel0) { check_unet_level0(device(), Path::KhrCoopMat, tuning_); }
 
-// The attention follows the GEMMs' fragment shape and subgroup width (Z123_COOPMAT_SHAPE forces
+// The attention follows the GEMMs' fragment shape and subgroup width (Tuning::coopmat_shape forces
 // one): its variant is that shape's, one fragment of query rows per subgroup, 8 subgroups.
 TEST_F(AttentionKhrCoopMat, TakesTheGemmFragmentShape) {
   kernels::Kernels k(device());
@@ -511,7 +517,7 @@ TEST_F(AttentionKhrCoopMat, TakesTheGemmFragmentShape) {
 
 // Both KHR variants whatever the default: P through shared memory (khrcm) and, where
 // VK_NV_cooperative_matrix2 is enabled and P's fragments have A's shape (16 x N x N on 32-wide
-// subgroups: the fragment shape is Z123_COOPMAT_SHAPE's where set), converted in registers
+// subgroups: the fragment shape is Tuning::coopmat_shape's where set), converted in registers
 // (khrcm_cv).
 TEST_F(AttentionKhrCoopMat, BothPRoutes) {
   kernels::Kernels k(device());
@@ -520,14 +526,13 @@ TEST_F(AttentionKhrCoopMat, BothPRoutes) {
       k.path_available(Path::NvCoopMat2) && shape->m == 16 && shape->n == shape->k && shape->subgroup == 32;
   for (const char* v : {"khrcm", "khrcm_cv"}) {
     if (std::string(v) == "khrcm_cv" && !convert) continue;
-    SCOPED_TRACE(std::string("Z123_ATTN_VARIANT=") + v);
-    setenv("Z123_ATTN_VARIANT", v, 1);
+    SCOPED_TRACE(std::string("attention variant ") + v);
+    tuning_.attn_variant = v;
     for (Case c : coopmat_cases()) {
       c.path = Path::KhrCoopMat;
       check(c);
     }
-    check_unet_level0(device(), Path::KhrCoopMat);
-    unsetenv("Z123_ATTN_VARIANT");
+    check_unet_level0(device(), Path::KhrCoopMat, tuning_);
   }
 }
 
@@ -541,6 +546,10 @@ protected:
     if (!kern.path_available(Path::NvCoopMat2))
       GTEST_SKIP() << "NV cooperative matrix 2 path not available on this device/build";
   }
+  // Whether the 128-row variant is in this build (bench-only: Z123_BENCH_VARIANTS).
+  static bool has_128_rows() { return vk::find_shader(kernels::nvcm2_attention_variant(128)) != nullptr; }
+  static constexpr const char* kNo128Rows =
+      "the 128-row coopmat2 attention is bench-only; configure with -DZ123_BENCH_VARIANTS=ON to test it";
   // The coopmat cases on Path::NvCoopMat2 (the causal one exercises its fallback to v1).
   void check_all() {
     for (Case c : coopmat_cases()) {
@@ -552,7 +561,8 @@ protected:
 
 TEST_F(AttentionCoopMat2, Shapes) { check_all(); }
 TEST_F(AttentionCoopMat2, Shapes128Rows) {
-  test::ScopedEnv rows("Z123_ATTN_CM2_ROWS", "128");
+  if (!has_128_rows()) GTEST_SKIP() << kNo128Rows;
+  tuning_.attn_cm2_rows = 128;
   check_all();
 }
 // Both sources with partial tiles in each, more query blocks than one of either variant.
@@ -567,10 +577,11 @@ TEST_F(AttentionCoopMat2, PartialTilesBothSources) {
   c.nk2 = 1;
   check(c);
 }
-TEST_F(AttentionCoopMat2, UnetLevel0) { check_unet_level0(device(), Path::NvCoopMat2); }
+TEST_F(AttentionCoopMat2, UnetLevel0) { check_unet_level0(device(), Path::NvCoopMat2, tuning_); }
 TEST_F(AttentionCoopMat2, UnetLevel0Rows128) {
-  test::ScopedEnv rows("Z123_ATTN_CM2_ROWS", "128");
-  check_unet_level0(device(), Path::NvCoopMat2);
+  if (!has_128_rows()) GTEST_SKIP() << kNo128Rows;
+  tuning_.attn_cm2_rows = 128;
+  check_unet_level0(device(), Path::NvCoopMat2, tuning_);
 }
 
 // Timings of the model's attention shapes (spec §14.4) on the portable and, where available,

@@ -84,7 +84,9 @@ TEST_P(Linear, SingleColumnAndRow) { check({1}, 1, 1, true, false, Epilogue::Non
 // The coopmat2 kernel's 128 x 256 tiles (pinned; chosen by size otherwise): a partial second
 // tile in N, K of three whole 64-deep steps plus a partial one, every epilogue.
 TEST_P(Linear, WideTilesPartialKStep) {
-  test::ScopedEnv tile("Z123_GEMM_CM2_TILE_N", "256");
+  Tuning wide = device().tuning();
+  wide.gemm_cm2_tile_n = 256;
+  use_tuning(wide);
   check({3, 70}, 200, 300, true, true, Epilogue::Gelu);
   check({2, 33}, 136, 264, false, true, Epilogue::Silu);
 }
@@ -125,10 +127,13 @@ TEST_P(Linear, PortableSplitKForced) {
 // (element-wise gathers) and K % 16 != 0 with 16-byte loads, a multi-tile problem, and few tiles
 // with a long K (split K, epilogue in the reduction).
 TEST_P(Linear, TiledPortableKernel) {
-  for (const char* tiles : {"tiled", "tiled64"}) // 128 x 128 and 64 x 64 tiles
-    for (const char* products : {"packed", "fp32"}) {
-      SCOPED_TRACE(std::string(tiles) + ", " + products + " products");
-      test::ScopedEnv tiled("Z123_PORTABLE_GEMM", tiles), arith("Z123_PORTABLE_ARITH", products);
+  using PG = Tuning::PortableGemm;
+  using PA = Tuning::PortableArith;
+  for (PG tiles : {PG::Tiled128, PG::Tiled64}) // 128 x 128 and 64 x 64 tiles
+    for (PA products : {PA::Packed, PA::Fp32}) {
+      SCOPED_TRACE(std::string(tiles == PG::Tiled128 ? "128 x 128" : "64 x 64") + " tiles, " +
+                   (products == PA::Packed ? "packed" : "fp32") + " products");
+      use_tuning(portable_gemm(device().tuning(), tiles, products));
       check({37}, 45, 33, true, false, Epilogue::Gelu);
       check({2, 50}, 96, 72, true, true, Epilogue::None);
       check({300}, 136, 260, true, true, Epilogue::Silu);
@@ -203,9 +208,9 @@ TEST_F(LinearArgs, CoopmatShapeChoiceAndOverride) {
   for (size_t i = 0; i < shapes.size(); ++i)
     for (size_t j = i + 1; j < shapes.size(); ++j)
       EXPECT_NE(kernels::shape_name(shapes[i]), kernels::shape_name(shapes[j]));
-  setenv("Z123_COOPMAT_SHAPE", "16x16x17", 1);
-  EXPECT_THROW(kernels::Kernels k(device()), Error);
-  unsetenv("Z123_COOPMAT_SHAPE");
+  Tuning bad = device().tuning();
+  bad.coopmat_shape = "16x16x17";
+  EXPECT_THROW(kernels::Kernels k(device(), bad), Error);
 
   kernels::Kernels k(device());
   if (!k.path_available(kernels::Path::KhrCoopMat)) GTEST_SKIP() << "no KHR cooperative matrix path here";
@@ -217,15 +222,15 @@ TEST_F(LinearArgs, CoopmatShapeChoiceAndOverride) {
   EXPECT_TRUE(listed(*k.khr_gemm_shape()));
   for (const auto& s : shapes) {
     SCOPED_TRACE(kernels::shape_name(s));
-    setenv("Z123_COOPMAT_SHAPE", kernels::shape_name(s).c_str(), 1);
+    Tuning pinned = device().tuning();
+    pinned.coopmat_shape = kernels::shape_name(s);
     if (listed(s)) {
-      kernels::Kernels forced(device());
+      kernels::Kernels forced(device(), pinned);
       ASSERT_NE(forced.khr_gemm_shape(), nullptr);
       EXPECT_EQ(kernels::shape_name(*forced.khr_gemm_shape()), kernels::shape_name(s));
     } else {
-      EXPECT_THROW(kernels::Kernels forced(device()), Error);
+      EXPECT_THROW(kernels::Kernels forced(device(), pinned), Error);
     }
-    unsetenv("Z123_COOPMAT_SHAPE");
   }
 }
 

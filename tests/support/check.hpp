@@ -49,8 +49,9 @@ constexpr float kPoisonValue = -12345.0f;
 // Fills a device tensor with the poison value.
 void poison(vk::Device& device, const Tensor& t);
 
-// Sets an environment variable for one scope: the kernels read their test and tuning knobs
-// (Z123_GEMM_CM2_TILE_N, Z123_ATTN_CM2_ROWS, ...) each time they record.
+// Sets an environment variable for one scope (and unsets it after). Only for tests of how the
+// environment is read (tests/tuning): kernel tests pin knobs with a Tuning (Kernels(device, tuning)),
+// since a device reads the environment once, when it is created.
 struct ScopedEnv {
   ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
   ~ScopedEnv() { unsetenv(name_); }

@@ -40,4 +40,22 @@ TEST(ShaderVariants, EmbeddedVariantsAreDeclared) {
   }
 }
 
+// Bench-only variants (z123_shader BENCH) are embedded exactly when Z123_BENCH_VARIANTS is on
+// (and their GLSL feature was available); the engine never picks them by itself.
+TEST(ShaderVariants, BenchOnlyVariantsFollowTheOption) {
+  int bench = 0;
+  for (const vk::DeclaredShader* d = vk::kDeclaredShaders; d->name; ++d) {
+    if (!d->bench_only) continue;
+    ++bench;
+    if (vk::kBenchVariantsBuilt) continue;
+    EXPECT_EQ(vk::find_shader(d->name), nullptr) << d->name;
+    // Why it is missing: the option, or (first) the GLSL feature the shader compiler lacked.
+    const std::string why = vk::missing_shader_reason(d->name);
+    EXPECT_TRUE(why.find("-DZ123_BENCH_VARIANTS=ON") != std::string::npos || why.find(d->feature) != std::string::npos)
+        << why;
+  }
+  EXPECT_GT(bench, 0) << "no variant is declared BENCH";
+  EXPECT_NE(vk::missing_shader_reason("gemm_khr_t99_f16").find("not declared"), std::string::npos);
+}
+
 } // namespace

@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 #include <string>
 
+#include "kernels/shader_names.hpp"
 #include "z123/error.hpp"
 
 namespace z123::kernels {
@@ -143,6 +143,10 @@ void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, AttnOpera
                &push, sizeof push, div_up(q.n, kernel.queries_per_group), u32(p.heads), u32(batch), shape);
 }
 
+std::string nvcm2_attention_variant(uint32_t rows) {
+  return rows == 128 ? variant("attention_d64_nvcm2_br128", DType::F16) : variant("attention_d64_nvcm2", DType::F16);
+}
+
 AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int64_t head_dim, bool causal,
                                         bool aligned) {
   // NV cooperative matrix 2: head size 64 (every UNet head), not causal (CLIP text only); the
@@ -150,11 +154,11 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
   const bool coopmat2 = kernels.attention_path() == Path::NvCoopMat2 && dtype == DType::F16 && head_dim == 64 &&
                         !causal && aligned && kernels.path_available(Path::NvCoopMat2);
   if (coopmat2) {
-    // Z123_ATTN_CM2_ROWS=128 takes the 128-row variant (benchmarks compare the two).
-    const char* rows = std::getenv("Z123_ATTN_CM2_ROWS");
-    const bool br128 = rows && std::string(rows) == "128";
+    // Tuning::attn_cm2_rows (Z123_ATTN_CM2_ROWS=128) takes the 128-row variant (benchmarks
+    // compare the two).
+    const uint32_t rows = kernels.tuning().attn_cm2_rows;
     const uint32_t subgroup = kernels.device().features().subgroup_size_control ? 32 : 0;
-    return {br128 ? "attention_d64_nvcm2_br128_f16" : "attention_d64_nvcm2_f16", br128 ? 128 : 64, subgroup};
+    return {nvcm2_attention_variant(rows), rows, subgroup};
   }
   const bool nv_fallback = kernels.attention_path() == Path::NvCoopMat2 && kernels.path_available(Path::NvCoopMat);
   const bool nv =
@@ -167,14 +171,14 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
   const std::string base = "attention_d" + std::to_string(head_dim);
   if (!coopmat && tiled_supports(head_dim)) {
     const int64_t nt = kernels.device().info().max_shared_memory >= kTiled256SharedBytes ? 256 : 128;
-    return {variant(base + "_t" + std::to_string(nt), dtype), tiled_queries_per_group(head_dim, nt), 0, true};
+    return {composed_variant(base + "_t" + std::to_string(nt), dtype), tiled_queries_per_group(head_dim, nt), 0, true};
   }
-  if (!coopmat) return {variant(base, dtype), portable_queries_per_group(head_dim), 0};
+  if (!coopmat) return {composed_variant(base, dtype), portable_queries_per_group(head_dim), 0};
 
-  // Test knob: Z123_ATTN_COOPMAT_GENERIC=1 takes the coopmat variant with the generic
-  // (shared-memory) row reductions, which NVIDIA GPUs would otherwise never run.
-  const char* generic = std::getenv("Z123_ATTN_COOPMAT_GENERIC");
-  const bool force_generic = generic && std::string(generic) == "1";
+  // Test knob: Tuning::attn_coopmat_generic (Z123_ATTN_COOPMAT_GENERIC=1) takes the coopmat
+  // variant with the generic (shared-memory) row reductions, which NVIDIA GPUs would otherwise
+  // never run.
+  const bool force_generic = kernels.tuning().attn_coopmat_generic;
   // The generic twin exists for the shapes that have a quad route at all (16-row fragments on
   // 32-wide subgroups); the others take the generic route anyway.
   const bool quad_shape = !shape || (shape->m == 16 && shape->subgroup == 32);
@@ -186,16 +190,16 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
                               : khr_convert               ? "khrcm_cv"
                                                           : "khrcm")
                            : (force_generic ? "nvcm_generic" : "nvcm");
-  // Measuring knob: Z123_ATTN_VARIANT=khrcm|khrcm_cv takes that KHR variant instead.
-  if (const char* forced = std::getenv("Z123_ATTN_VARIANT"); forced && *forced) {
-    const std::string want = forced;
+  // Measuring knob: Tuning::attn_variant (Z123_ATTN_VARIANT=khrcm|khrcm_cv) takes that KHR
+  // variant instead.
+  if (const std::string& want = kernels.tuning().attn_variant; !want.empty()) {
     if (!khr || (want != "khrcm" && want != "khrcm_cv") || (want == "khrcm_cv" && !khr_convert))
       throw unsupported("Z123_ATTN_VARIANT=" + want + ": not one of khrcm, khrcm_cv, or not available on '" +
                         kernels.device().info().name + "' (khrcm_cv needs VK_NV_cooperative_matrix2)");
     suffix = want;
   }
-  if (!khr) return {base + "_" + suffix + "_f16", coopmat_queries_per_group(16), 0};
-  return {base + "_" + suffix + shape->suffix + "_f16", coopmat_queries_per_group(shape->m),
+  if (!khr) return {composed_variant(base + "_" + suffix, DType::F16), coopmat_queries_per_group(16), 0};
+  return {composed_variant(base + "_" + suffix + shape->suffix, DType::F16), coopmat_queries_per_group(shape->m),
           coopmat_subgroup_size(kernels.device(), shape->subgroup)};
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kernels/grid.hpp"
+#include "kernels/shader_names.hpp"
 #include "z123/error.hpp"
 
 namespace z123::kernels {
@@ -37,7 +38,8 @@ void run(Kernels& kernels, vk::Recording& rec, const Tensor& a, const Tensor& b,
     p.inner /= 4;
     p.outer /= 4;
   }
-  auto& pipe = kernels.pipeline(variant(vec4 ? "elementwise_vec4" : "elementwise", y.dtype), 3, sizeof p, {kThreads});
+  auto& pipe = kernels.pipeline(vec4 ? variant("elementwise_vec4", y.dtype) : variant("elementwise", y.dtype), 3,
+                                sizeof p, {kThreads});
   Grid g = wrap_grid(div_up(p.count, kThreads * kElems));
   rec.dispatch(pipe, {vk::in(a.buf()), vk::in(b.buf()), vk::out(y.buf())}, &p, sizeof p, g.x, g.y);
 }

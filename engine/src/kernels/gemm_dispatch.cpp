@@ -1,9 +1,10 @@
 #include "kernels/gemm_dispatch.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
+#include <vector>
 
+#include "kernels/shader_names.hpp"
 #include "z123/error.hpp"
 
 namespace z123::kernels::detail {
@@ -72,13 +73,9 @@ constexpr uint32_t kSplitKMinChunk = 256, kSplitKMax = 16, kSplitKAlign = 64, kR
 uint32_t round_up(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
 
 // How many K ranges a coopmat GEMM with `tiles` output tiles runs (1 = no split).
-// Z123_GEMM_SPLITK=0 turns splitting off (for measuring).
-uint32_t split_k_count(uint64_t tiles, uint32_t K) {
-  static const bool off = [] {
-    const char* v = std::getenv("Z123_GEMM_SPLITK");
-    return v && std::string(v) == "0";
-  }();
-  if (off || tiles == 0 || tiles >= kSplitKMaxTiles) return 1;
+// Tuning::gemm_split_k (Z123_GEMM_SPLITK=0) turns splitting off (for measuring).
+uint32_t split_k_count(const Kernels& kernels, uint64_t tiles, uint32_t K) {
+  if (!kernels.tuning().gemm_split_k || tiles == 0 || tiles >= kSplitKMaxTiles) return 1;
   if (tiles >= kSplitKShortMaxTiles && K < kSplitKShortK) return 1;
   uint64_t want = (kSplitKTargetGroups + tiles - 1) / tiles;
   return static_cast<uint32_t>(std::max<uint64_t>(1, std::min<uint64_t>({want, K / kSplitKMinChunk, kSplitKMax})));
@@ -145,18 +142,16 @@ constexpr uint32_t kTiledTile = 128, kTiledSmallTile = 64, kTiledMinN = 32;
 
 // Which kernel fp16 GEMMs off the cooperative-matrix path take: the tiled one on GPUs, the plain
 // one on CPU devices (made for them: their caches do the staging the tiled kernel does in shared
-// memory). Z123_PORTABLE_GEMM=tiled|tiled64|plain forces one, and the tiled one's tile (tests,
-// measurements): 128 x 128, 64 x 64, or the plain kernel.
+// memory). Tuning::portable_gemm (Z123_PORTABLE_GEMM=tiled|tiled64|plain) forces one, and the
+// tiled one's tile (tests, measurements): 128 x 128, 64 x 64, or the plain kernel.
 enum class PortableKernel { Plain, Tiled, Tiled128, Tiled64 };
 PortableKernel portable_kernel(const Kernels& kernels, DType dtype) {
   if (dtype != DType::F16) return PortableKernel::Plain;
-  const char* forced = std::getenv("Z123_PORTABLE_GEMM");
-  if (forced && *forced) {
-    const std::string f = forced;
-    if (f == "tiled") return PortableKernel::Tiled128;
-    if (f == "tiled64") return PortableKernel::Tiled64;
-    if (f == "plain") return PortableKernel::Plain;
-    throw invalid_argument("Z123_PORTABLE_GEMM=" + f + ": expected tiled, tiled64 or plain");
+  switch (kernels.tuning().portable_gemm) {
+  case Tuning::PortableGemm::Tiled128: return PortableKernel::Tiled128;
+  case Tuning::PortableGemm::Tiled64: return PortableKernel::Tiled64;
+  case Tuning::PortableGemm::Plain: return PortableKernel::Plain;
+  case Tuning::PortableGemm::Auto: break;
   }
   return kernels.device().info().type == VK_PHYSICAL_DEVICE_TYPE_CPU ? PortableKernel::Plain : PortableKernel::Tiled;
 }
@@ -178,15 +173,15 @@ uint32_t tiled_portable_tile(const Kernels& kernels, PortableKernel kind, bool p
 
 // The tiled kernel's products: packed fp16 pairs (F16_ARITH in gemm_tiled.comp, "_packed"
 // variants; every device that runs fp16 models has shaderFloat16) where the device's fp16
-// arithmetic is fast (packed_fp16_products_by_default), else fp32; Z123_PORTABLE_ARITH=packed|fp32
-// forces one (tests, measurements).
+// arithmetic is fast (packed_fp16_products_by_default), else fp32; Tuning::portable_arith
+// (Z123_PORTABLE_ARITH=packed|fp32) forces one (tests, measurements).
 bool tiled_packed_products(const Kernels& kernels) {
-  const char* forced = std::getenv("Z123_PORTABLE_ARITH");
-  if (!forced || !*forced) return packed_fp16_products_by_default(kernels.device().info());
-  const std::string f = forced;
-  if (f == "packed") return true;
-  if (f == "fp32") return false;
-  throw invalid_argument("Z123_PORTABLE_ARITH=" + f + ": expected packed or fp32");
+  switch (kernels.tuning().portable_arith) {
+  case Tuning::PortableArith::Packed: return true;
+  case Tuning::PortableArith::Fp32: return false;
+  case Tuning::PortableArith::Auto: break;
+  }
+  return packed_fp16_products_by_default(kernels.device().info());
 }
 
 // A cooperative-matrix GEMM variant: the pipeline name suffix and its workgroup tile.
@@ -201,21 +196,35 @@ const CoopTile kKhrRows64{"_t64x128", kSmallTile, kCoopTileN};
 const CoopTile kKhrCols64{"_t128x64", kCoopTileM, kSmallTile};
 const CoopTile kKhrWide{"_t128x256", 128, 256};
 
-// Z123_GEMM_TILE=<name>|default picks one of the KHR tilings of shaders/variants/gemm.cmake
-// instead of the automatic choice (for measuring them on a GPU).
-CoopTile khr_tile_override(const CoopTile& fallback) {
-  static const CoopTile kTilings[] = {
-      kKhrWide, {"_t256x128", 256, 128}, {"_k32s2", 128, 128}, {"_w4x2", 128, 128}, kKhrRows64, kKhrCols64};
-  const char* want = std::getenv("Z123_GEMM_TILE");
-  if (!want || !*want) return fallback;
-  const std::string w = want;
-  if (w == "default") return {"", 128, 128};
+// The tilings Tuning::gemm_tile (Z123_GEMM_TILE=<name>) may pick instead of the automatic choice
+// (for measuring them on a GPU): the default 128 x 128 and those of shaders/variants/gemm.cmake.
+const std::vector<CoopTile>& khr_tilings() {
+  static const std::vector<CoopTile> tilings{{"", kCoopTileM, kCoopTileN},
+                                             kKhrWide,
+                                             {"_t256x128", 256, 128},
+                                             {"_k32s2", 128, 128},
+                                             {"_w4x2", 128, 128},
+                                             kKhrRows64,
+                                             kKhrCols64};
+  return tilings;
+}
+
+// A tiling's name in Z123_GEMM_TILE: its variant-name suffix without the "_", "default" for none.
+std::string tiling_name(const CoopTile& t) { return t.suffix.empty() ? "default" : t.suffix.substr(1); }
+
+// The tiling named `name`; throws naming the variable and the tilings for any other name.
+const CoopTile& khr_tiling_named(const std::string& name) {
   std::string names;
-  for (const CoopTile& t : kTilings) {
-    if (t.suffix == "_" + w) return t;
-    names += " " + t.suffix.substr(1);
+  for (const CoopTile& t : khr_tilings()) {
+    if (tiling_name(t) == name) return t;
+    names += " " + tiling_name(t);
   }
-  throw invalid_argument("Z123_GEMM_TILE=" + w + ": expected default or one of" + names);
+  throw invalid_argument("Z123_GEMM_TILE=" + name + ": expected one of" + names);
+}
+
+CoopTile khr_tile_override(const Kernels& kernels, const CoopTile& fallback) {
+  const std::string& want = kernels.tuning().gemm_tile;
+  return want.empty() ? fallback : khr_tiling_named(want);
 }
 
 // The variant-name parts and pipeline subgroup size of the cooperative-matrix GEMM on this
@@ -231,6 +240,20 @@ CoopmatApi coopmat_api(const Kernels& kernels) {
 }
 
 } // namespace
+
+void check_gemm_tile(const std::string& name) { khr_tiling_named(name); }
+
+std::vector<std::string> khr_tiling_names() {
+  std::vector<std::string> names;
+  for (const CoopTile& t : khr_tilings()) names.push_back(tiling_name(t));
+  return names;
+}
+
+std::vector<std::string> khr_tiling_variants(const std::string& name) {
+  const CoopTile& t = khr_tiling_named(name);
+  return {composed_variant("gemm_khr" + t.suffix, DType::F16),
+          composed_variant("gemm_conv_khr" + t.suffix, DType::F16)};
+}
 
 void set_max_grid_rows_for_testing(uint32_t groups) { g_max_groups = groups ? groups : kMaxGroups; }
 void force_portable_split_k_for_testing(uint32_t splits) { g_portable_splits = splits; }
@@ -360,8 +383,8 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
       push.k_chunk = round_up(push.K, kSplitKAlign);
       push.m_groups_y = row_tiles;
       const vk::Pipeline& pipe =
-          kernels.pipeline(variant(base + cm.api + (narrow ? "_narrow" : "") + cm.shape, x.dtype), 5, sizeof push,
-                           {run % 8 == 0 ? 1u : 0u}, cm.subgroup);
+          kernels.pipeline(composed_variant(base + cm.api + (narrow ? "_narrow" : "") + cm.shape, x.dtype), 5,
+                           sizeof push, {run % 8 == 0 ? 1u : 0u}, cm.subgroup);
       rec.dispatch(pipe, bindings, &push, sizeof push, div_up(push.N, tn), row_tiles, 1, shape + "+f32");
       return;
     }
@@ -369,14 +392,15 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   }
 
   if (gemm_uses_coopmat2(kernels, x.dtype, push.N)) {
-    // Z123_GEMM_CM2_TILE_N=128|256 pins the tile width (benchmarks compare the two).
-    const char* forced = std::getenv("Z123_GEMM_CM2_TILE_N");
-    bool wide = forced && *forced
-                    ? std::string(forced) == "256"
-                    : uint64_t{div_up(push.M, kCm2TileM)} * div_up(push.N, kCm2WideTileN) >= kCm2WideMinGroups;
+    // Tuning::gemm_cm2_tile_n (Z123_GEMM_CM2_TILE_N=128|256) pins the tile width (benchmarks
+    // compare the two).
+    const uint32_t forced = kernels.tuning().gemm_cm2_tile_n;
+    const bool wide = forced ? forced == kCm2WideTileN
+                             : uint64_t{div_up(push.M, kCm2TileM)} * div_up(push.N, kCm2WideTileN) >= kCm2WideMinGroups;
     const uint32_t tile_n = wide ? kCm2WideTileN : kCm2TileN;
-    const vk::Pipeline& pipe = kernels.pipeline(variant(base + (wide ? "_nvcm2_l" : "_nvcm2"), x.dtype), 5, sizeof push,
-                                                {run % 8 == 0 ? 1u : 0u}, coopmat_subgroup_size(kernels.device()));
+    const vk::Pipeline& pipe =
+        kernels.pipeline(composed_variant(base + (wide ? "_nvcm2_l" : "_nvcm2"), x.dtype), 5, sizeof push,
+                         {run % 8 == 0 ? 1u : 0u}, coopmat_subgroup_size(kernels.device()));
     split_rows(div_up(push.M, kCm2TileM), gy, gz);
     push.m_groups_y = gy;
     rec.dispatch(pipe, bindings, &push, sizeof push, div_up(push.N, tile_n), gy, gz, shape);
@@ -397,7 +421,7 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     // 128 x 128; the UNet's convs (150-300 workgroups) and linear layers measured noisy or worse
     // with them (a whole step 95 vs 74 ms when all convs took them).
     const uint32_t sms = kernels.device().info().compute_units;
-    const bool whole_k = split_k_count(uint64_t{div_up(push.M, tile.m)} * div_up(push.N, tile.n), push.K) == 1;
+    const bool whole_k = split_k_count(kernels, uint64_t{div_up(push.M, tile.m)} * div_up(push.N, tile.n), push.K) == 1;
     const KhrTiling small =
         tilings && !narrow && whole_k ? choose_khr_tiling(push.M, push.N, p.conv, sms) : KhrTiling::Default;
     if (small == KhrTiling::Rows64)
@@ -407,12 +431,12 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     else if (tilings && !narrow && p.conv &&
              uint64_t{div_up(push.M, kKhrWide.m)} * div_up(push.N, kKhrWide.n) >= kCoopWideMinGroups)
       tile = kKhrWide;
-    if (tilings && !narrow) tile = khr_tile_override(tile);
-    const vk::Pipeline& pipe = kernels.pipeline(variant(base + cm.api + tile.suffix + cm.shape, x.dtype), 5,
+    if (tilings && !narrow) tile = khr_tile_override(kernels, tile);
+    const vk::Pipeline& pipe = kernels.pipeline(composed_variant(base + cm.api + tile.suffix + cm.shape, x.dtype), 5,
                                                 sizeof push, {run % 8 == 0 ? 1u : 0u}, cm.subgroup);
     const uint32_t row_tiles = div_up(push.M, tile.m), col_tiles = div_up(push.N, tile.n);
     record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles,
-                 split_k_count(uint64_t{row_tiles} * col_tiles, push.K), x.dtype, shape);
+                 split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K), x.dtype, shape);
     return;
   }
 
@@ -422,10 +446,11 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     const bool packed = tiled_packed_products(kernels);
     const uint32_t tile = tiled_portable_tile(kernels, portable_kernel(kernels, x.dtype), packed, push.M, push.N);
     const std::string name = base + (tile == kTiledTile ? "_tiled" : "_tiled_t64") + (packed ? "_packed" : "");
-    const vk::Pipeline& pipe = kernels.pipeline(variant(name, x.dtype), 5, sizeof push, {run % 8 == 0 ? 1u : 0u});
+    const vk::Pipeline& pipe =
+        kernels.pipeline(composed_variant(name, x.dtype), 5, sizeof push, {run % 8 == 0 ? 1u : 0u});
     const uint32_t row_tiles = div_up(push.M, tile), col_tiles = div_up(push.N, tile);
     record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles,
-                 split_k_count(uint64_t{row_tiles} * col_tiles, push.K), x.dtype, shape);
+                 split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K), x.dtype, shape);
     return;
   }
 
@@ -437,8 +462,8 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   uint32_t rows = narrow ? kNarrowBlock : kPortableRows, cols = narrow ? kNarrowBlock : kPortableCols;
   uint32_t wg_n = push.N <= cols ? 1 : 8;
   uint32_t wg_m = kPortableInvocations / wg_n;
-  const vk::Pipeline& pipe = kernels.pipeline(variant(base + (narrow ? "_narrow" : ""), x.dtype), 5, sizeof push,
-                                              {wg_n, wg_m, run % 4 == 0 ? 1u : 0u});
+  const vk::Pipeline& pipe = kernels.pipeline(composed_variant(base + (narrow ? "_narrow" : ""), x.dtype), 5,
+                                              sizeof push, {wg_n, wg_m, run % 4 == 0 ? 1u : 0u});
   const uint32_t row_tiles = div_up(push.M, wg_m * rows), col_tiles = div_up(push.N, wg_n * cols);
   // Raw fp32 output (matmul_f32) has no epilogue to defer, and keeps one K range.
   const uint32_t splits = p.raw_f32 ? 1 : portable_split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K);

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "z123/kernels/kernels.hpp"
 #include "z123/kernels/matmul.hpp"
@@ -52,6 +54,13 @@ bool gemm_uses_coopmat2(const Kernels& kernels, DType dtype, uint32_t n);
 // tolerance by the fp16 summation bound for it).
 bool gemm_uses_tiled_portable(const Kernels& kernels, DType dtype, uint32_t n, bool raw_f32);
 bool gemm_sums_fp16_products(const Kernels& kernels, DType dtype, uint32_t n, bool raw_f32);
+
+// Throws InvalidArgument naming Z123_GEMM_TILE and the tilings built unless `name` is one of
+// them (Tuning::gemm_tile: "default", "t64x128", ...).
+void check_gemm_tile(const std::string& name);
+// The variants (linear and conv) the tiling Tuning::gemm_tile names runs, and every such name.
+std::vector<std::string> khr_tiling_variants(const std::string& name);
+std::vector<std::string> khr_tiling_names();
 
 // Row tiles go to grid y, and to z past this many (default 65535, the Vulkan minimum limit).
 // Tests lower it to cover the y/z split with small problems; 0 restores the default.

@@ -1,12 +1,13 @@
 #include "z123/kernels/kernels.hpp"
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <initializer_list>
 
+#include "kernels/gemm_dispatch.hpp"
+#include "kernels/shader_names.hpp"
 #include "vk/shader_table.hpp"
 #include "z123/error.hpp"
+#include "z123/kernels/attention.hpp"
 
 namespace z123::kernels {
 
@@ -43,7 +44,8 @@ std::vector<std::string> missing_preferred_variants() {
   for (Path p : preferred_paths()) features.push_back(glsl_feature(p));
   std::vector<std::string> missing;
   for (const vk::DeclaredShader* d = vk::kDeclaredShaders; d->name; ++d)
-    if (std::find(features.begin(), features.end(), d->feature) != features.end() && !vk::find_shader(d->name))
+    if (!d->bench_only && std::find(features.begin(), features.end(), d->feature) != features.end() &&
+        !vk::find_shader(d->name))
       missing.push_back(std::string(d->name) + (*d->feature ? std::string(" (needs ") + d->feature + ")" : ""));
   return missing;
 }
@@ -64,6 +66,15 @@ std::string shape_name(const CoopmatShape& s) {
          (s.subgroup == 32 ? "" : "@" + std::to_string(s.subgroup));
 }
 
+const CoopmatShape& khr_gemm_shape_named(const std::string& name) {
+  std::string names;
+  for (const CoopmatShape& s : khr_gemm_shapes()) {
+    if (shape_name(s) == name) return s;
+    names += " " + shape_name(s);
+  }
+  throw invalid_argument("Z123_COOPMAT_SHAPE=" + name + ": expected one of" + names);
+}
+
 namespace {
 
 constexpr uint32_t kF16 = 0, kF32 = 1; // VkComponentTypeKHR
@@ -76,12 +87,6 @@ bool khr_base_usable(const vk::Device& device) {
   return Z123_GLSL_KHR_COOPMAT && f.khr_coopmat && f.shader_float16 && f.storage_buffer_16bit &&
          f.vulkan_memory_model &&                         // the SPIR-V declares the Vulkan memory model
          device.info().api_version >= VK_API_VERSION_1_3; // SPIR-V 1.6 (built for vulkan1.3)
-}
-
-const CoopmatShape* find_shape(const std::string& name) {
-  for (const CoopmatShape& s : khr_gemm_shapes())
-    if (shape_name(s) == name) return &s;
-  return nullptr;
 }
 
 bool shape_usable(const vk::Device& device, const CoopmatShape& s) {
@@ -104,16 +109,9 @@ bool packed_fp16_products_by_default(const vk::DeviceInfo& info) {
 
 namespace {
 
-// The first usable shape, or the one Z123_COOPMAT_SHAPE names (throws where the device lacks it).
-const CoopmatShape* choose_khr_shape(const vk::Device& device) {
-  const char* env = std::getenv("Z123_COOPMAT_SHAPE");
-  const std::string forced = env ? env : "";
-  const CoopmatShape* want = forced.empty() ? nullptr : find_shape(forced);
-  if (!forced.empty() && !want) {
-    std::string names;
-    for (const CoopmatShape& s : khr_gemm_shapes()) names += " " + shape_name(s);
-    throw invalid_argument("Z123_COOPMAT_SHAPE=" + forced + ": expected one of" + names);
-  }
+// The first usable shape, or the one Tuning::coopmat_shape names (throws where the device lacks it).
+const CoopmatShape* choose_khr_shape(const vk::Device& device, const std::string& forced) {
+  const CoopmatShape* want = forced.empty() ? nullptr : &khr_gemm_shape_named(forced);
   if (!khr_base_usable(device)) return nullptr;
   if (want) {
     if (!shape_usable(device, *want))
@@ -125,6 +123,15 @@ const CoopmatShape* choose_khr_shape(const vk::Device& device) {
   for (const CoopmatShape& s : khr_gemm_shapes())
     if (shape_usable(device, s)) return &s;
   return nullptr;
+}
+
+// Throws Unsupported naming the knob where it picks a bench-only variant this build leaves out
+// (Z123_BENCH_VARIANTS off), so a measurement fails when it starts, not at its first dispatch.
+void require_built(const char* knob, const std::string& value, const std::vector<std::string>& variants) {
+  if (vk::kBenchVariantsBuilt) return;
+  for (const std::string& v : variants)
+    if (const vk::DeclaredShader* d = vk::find_declared(v); d && d->bench_only)
+      throw unsupported(std::string(knob) + "=" + value + ": " + vk::missing_shader_reason(v));
 }
 
 } // namespace
@@ -157,39 +164,33 @@ bool Kernels::path_available(Path p) const {
   return false;
 }
 
-Kernels::Kernels(vk::Device& device) : device_(device), khr_shape_(choose_khr_shape(device)) {
-  const char* forced = std::getenv("Z123_KERNEL_PATH");
-  const char* portable = std::getenv("Z123_FORCE_PORTABLE");
-  bool force_portable = portable && *portable && std::strcmp(portable, "0") != 0;
+Kernels::Kernels(vk::Device& device) : Kernels(device, device.tuning()) {}
+
+Kernels::Kernels(vk::Device& device, const Tuning& tuning)
+    : device_(device), tuning_(tuning), khr_shape_(choose_khr_shape(device, tuning.coopmat_shape)) {
   // The first preferred path available, for GEMMs and attention alike (the same order measured
   // fastest for both).
   Path matmul = Path::Portable;
-  if (!force_portable)
+  if (!tuning.force_portable)
     for (Path p : preferred_paths())
       if (path_available(p)) {
         matmul = p;
         break;
       }
-  Path attention = matmul;
-  // Z123_KERNEL_PATH=<path> forces both; <matmul path>:<attention path> each (for measuring).
-  if (forced && *forced) {
-    auto parse = [&](const std::string& f) {
-      Path want = f == "nv"    ? Path::NvCoopMat
-                  : f == "khr" ? Path::KhrCoopMat
-                  : f == "nv2" ? Path::NvCoopMat2
-                               : Path::Portable;
-      if (!path_available(want))
-        throw unsupported(std::string("Z123_KERNEL_PATH=") + forced + ": path '" + f + "' is not available on '" +
-                          device.info().name + "' with this build");
-      return want;
-    };
-    const std::string f = forced;
-    const size_t colon = f.find(':');
-    matmul = parse(f.substr(0, colon));
-    attention = colon == std::string::npos ? matmul : parse(f.substr(colon + 1));
-  }
-  matmul_path_ = matmul;
-  attention_path_ = attention;
+  // Forced paths (for measuring), each where it is available.
+  auto forced = [&](Path want) {
+    if (!path_available(want))
+      throw unsupported(std::string("Z123_KERNEL_PATH: path '") + kernel_path_word(want) + "' is not available on '" +
+                        device.info().name + "' with this build");
+    return want;
+  };
+  matmul_path_ = tuning.matmul_path ? forced(*tuning.matmul_path) : matmul;
+  attention_path_ = tuning.attention_path ? forced(*tuning.attention_path) : matmul;
+  if (!tuning.gemm_tile.empty())
+    require_built("Z123_GEMM_TILE", tuning.gemm_tile, detail::khr_tiling_variants(tuning.gemm_tile));
+  if (tuning.attn_cm2_rows != 64)
+    require_built("Z123_ATTN_CM2_ROWS", std::to_string(tuning.attn_cm2_rows),
+                  {nvcm2_attention_variant(tuning.attn_cm2_rows)});
 }
 
 const vk::Pipeline& Kernels::pipeline(const std::string& shader, uint32_t buffers, uint32_t push_bytes,
@@ -207,7 +208,8 @@ const vk::Buffer& Kernels::splitk_scratch(uint64_t bytes) {
   return *splitk_scratch_.back();
 }
 
-std::string variant(const std::string& base, DType t) { return base + "_" + dtype_name(t); }
+std::string variant(ShaderFamily family, DType t) { return composed_variant(family.c_str(), t); }
+std::string composed_variant(const std::string& family, DType t) { return family + "_" + dtype_name(t); }
 
 void expect_shape(const char* op, const char* what, const Tensor& t, const std::vector<int64_t>& shape) {
   if (t.shape != shape)

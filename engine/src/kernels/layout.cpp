@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kernels/grid.hpp"
+#include "kernels/shader_names.hpp"
 #include "z123/error.hpp"
 #include "z123/kernels/elementwise.hpp"
 

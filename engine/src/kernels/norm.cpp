@@ -3,21 +3,14 @@
 #include "z123/kernels/norm.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 
 #include "kernels/grid.hpp"
+#include "kernels/shader_names.hpp"
 #include "z123/error.hpp"
 
 namespace z123::kernels {
 namespace {
-
-// Tuning overrides for benchmarks (unset in normal use): Z123_GN_DIRECT_MAX, Z123_GN_TILES,
-// Z123_GN_THREADS, Z123_GN_RESIDENT (1: Auto picks the resident path where it fits).
-int64_t env_int(const char* name, int64_t fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::strtoll(v, nullptr, 10) : fallback;
-}
 
 // Must match the push block of shaders/group_norm.comp.
 struct GroupNormPush {
@@ -36,17 +29,17 @@ struct LayerNormPush {
 constexpr uint32_t kDirectThreads = 256; // power of two (tree reduction)
 // The split path's workgroups: large, so that even a small tensor (few tiles, see plan_split)
 // keeps the device busy and each invocation needs few dependent memory round trips.
-uint32_t split_threads(const vk::Device& device) {
-  const int64_t fallback = std::min<uint32_t>(1024, std::max<uint32_t>(256, device.info().max_workgroup_invocations));
-  return static_cast<uint32_t>(env_int("Z123_GN_THREADS", fallback));
+// Tuning::gn_threads (Z123_GN_THREADS) overrides it for benchmarks.
+uint32_t split_threads(const Kernels& kernels) {
+  if (kernels.tuning().gn_threads) return kernels.tuning().gn_threads;
+  return std::min<uint32_t>(1024, std::max<uint32_t>(256, kernels.device().info().max_workgroup_invocations));
 }
 // The partial stage's per-(row lane, channel) statistics stay below this much shared memory.
 constexpr uint64_t kPartialSharedBytes = 24 << 10;
-// A group at most this large (HW * C / G values) takes the one-dispatch direct path: below it the
-// split path's second dispatch costs more than the lost parallelism.
-int64_t direct_max_group() { return env_int("Z123_GN_DIRECT_MAX", 16384); }
-// Split path: at most this many tiles (partial and apply workgroups) over the whole tensor.
-int64_t tile_target() { return env_int("Z123_GN_TILES", 128); } // best of 64/128/256 on an H200
+// A group at most Tuning::gn_direct_max large (HW * C / G values, default 16384) takes the
+// one-dispatch direct path: below it the split path's second dispatch costs more than the lost
+// parallelism. The split path makes at most Tuning::gn_tiles tiles (partial and apply
+// workgroups) over the whole tensor (default 128: the best of 64/128/256 on an H200).
 
 void check_param(const char* op, const char* what, const Tensor& p, const Tensor& x, int64_t C) {
   expect_shape(op, what, p, {C});
@@ -107,9 +100,9 @@ struct SplitPlan {
 // T by about sqrt(bytes per batch / (8 G)); the broadcast also writes B T^2 G 8 bytes, so T stays
 // moderate. Returns false when no tiling fits or the shared arrays would not; the direct path
 // then runs.
-bool plan_split(const vk::Device& device, int64_t B, int64_t HW, int64_t C, int64_t G, DType dtype, SplitPlan& plan) {
-  const uint64_t shared = device.info().max_shared_memory;
-  const int64_t W = split_threads(device);
+bool plan_split(const Kernels& kernels, int64_t B, int64_t HW, int64_t C, int64_t G, DType dtype, SplitPlan& plan) {
+  const uint64_t shared = kernels.device().info().max_shared_memory;
+  const int64_t W = split_threads(kernels);
   if (G > W) return false;
   const int64_t vec = C % 4 == 0 ? 4 : 1;
   const int64_t CV = C / vec;
@@ -123,8 +116,8 @@ bool plan_split(const vk::Device& device, int64_t B, int64_t HW, int64_t C, int6
   const int64_t row_bytes = C * static_cast<int64_t>(dtype_size(dtype));
   // Rows per tile: enough for every row lane of the partial stage to see a few rows.
   const int64_t min_rows = std::max<int64_t>(1, 2 * row_lanes);
-  int64_t T = std::min<int64_t>({std::max<int64_t>(1, tile_target() / B), std::max<int64_t>(1, HW / min_rows),
-                                 static_cast<int64_t>(kMaxGridDim)});
+  int64_t T = std::min<int64_t>({std::max<int64_t>(1, kernels.tuning().gn_tiles / B),
+                                 std::max<int64_t>(1, HW / min_rows), static_cast<int64_t>(kMaxGridDim)});
   // The smallest tile (HW / T rows) must hold T * G pairs after its first whole word.
   while (T >= 1 && (HW / T) * row_bytes < 8 * G * T + 4) --T;
   if (T < 1) return false;
@@ -178,7 +171,7 @@ void group_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Ten
   const uint32_t push_bytes = sizeof p;
 
   // Resident: one dispatch that reads x once, where the group fits in one workgroup's registers
-  // (up to ~98k fp16 values on a 1,024-invocation device). Only on request (Z123_GN_RESIDENT=1 or
+  // (up to ~98k fp16 values on a 1,024-invocation device). Only on request (Tuning::gn_resident, Z123_GN_RESIDENT=1, or
   // GroupNormPath::Resident): on an H200 it took 75 us at 2x320x120x80 against 19 us for the
   // split path (predicted 11-13; 64 busy SMs and, likely, spilled registers), and ~3 ms more per
   // UNet step (bench/NOTES.md).
@@ -187,17 +180,16 @@ void group_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Ten
   if (path == GroupNormPath::Resident && !resident_ok)
     throw invalid_argument(std::string(op) + ": the resident path cannot run on " + x.describe() + " with " +
                            std::to_string(G) + " groups (a group has more values than one workgroup's registers hold)");
-  if (path == GroupNormPath::Resident ||
-      (path == GroupNormPath::Auto && resident_ok && env_int("Z123_GN_RESIDENT", 0))) {
-    auto& pipe = kernels.pipeline(variant("group_norm_resident_ev" + std::to_string(rp.ev), x.dtype), 5, push_bytes,
-                                  {rp.threads, rp.cap});
+  if (path == GroupNormPath::Resident || (path == GroupNormPath::Auto && resident_ok && kernels.tuning().gn_resident)) {
+    auto& pipe = kernels.pipeline(composed_variant("group_norm_resident_ev" + std::to_string(rp.ev), x.dtype), 5,
+                                  push_bytes, {rp.threads, rp.cap});
     rec.dispatch(pipe, bindings, &p, push_bytes, static_cast<uint32_t>(G), static_cast<uint32_t>(B));
     return;
   }
 
   SplitPlan plan;
-  bool split = path != GroupNormPath::Direct && plan_split(kernels.device(), B, HW, C, G, x.dtype, plan) &&
-               (path == GroupNormPath::Split || HW * cpg > direct_max_group());
+  bool split = path != GroupNormPath::Direct && plan_split(kernels, B, HW, C, G, x.dtype, plan) &&
+               (path == GroupNormPath::Split || HW * cpg > kernels.tuning().gn_direct_max);
   if (path == GroupNormPath::Split && !split)
     throw invalid_argument(std::string(op) + ": the split path cannot run on " + x.describe() +
                            " (its tiles cannot hold their statistics, or the shared-memory tables do not fit)");
@@ -210,10 +202,10 @@ void group_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Ten
   p.ntiles = plan.ntiles;
   p.row_lanes = plan.row_lanes;
   const std::string v = plan.vec == 4 ? "_vec4" : "";
-  auto& partial =
-      kernels.pipeline(variant("group_norm_partial" + v, x.dtype), 5, push_bytes, {plan.threads, plan.partial_cap});
+  auto& partial = kernels.pipeline(composed_variant("group_norm_partial" + v, x.dtype), 5, push_bytes,
+                                   {plan.threads, plan.partial_cap});
   rec.dispatch(partial, bindings, &p, push_bytes, plan.ntiles, static_cast<uint32_t>(B));
-  auto& apply = kernels.pipeline(variant("group_norm_apply" + v, x.dtype), 5, push_bytes,
+  auto& apply = kernels.pipeline(composed_variant("group_norm_apply" + v, x.dtype), 5, push_bytes,
                                  {plan.threads, static_cast<uint32_t>(C / plan.vec)});
   rec.dispatch(apply, bindings, &p, push_bytes, plan.ntiles, static_cast<uint32_t>(B));
 }
@@ -236,7 +228,8 @@ void layer_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Ten
   const uint32_t rows_per_wg = std::max<uint32_t>(1, threads / subgroup);
   const uint32_t vec = C % 4 == 0 ? 4 : 1;
   LayerNormPush p{static_cast<uint32_t>(M), static_cast<uint32_t>(C / vec), rows_per_wg, eps};
-  auto& pipe = kernels.pipeline(variant(vec == 4 ? "layer_norm_vec4" : "layer_norm", x.dtype), 4, sizeof p, {threads});
+  auto& pipe = kernels.pipeline(vec == 4 ? variant("layer_norm_vec4", x.dtype) : variant("layer_norm", x.dtype), 4,
+                                sizeof p, {threads});
   Grid g = wrap_grid(div_up(M, rows_per_wg));
   rec.dispatch(pipe, {vk::in(x.buf()), vk::in(gamma.buf()), vk::in(beta.buf()), vk::out(y.buf())}, &p, sizeof p, g.x,
                g.y);

@@ -1,5 +1,7 @@
 #include "z123/kernels/sampler_ops.hpp"
 
+#include "kernels/shader_names.hpp"
+
 namespace z123::kernels {
 
 namespace {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <string>
@@ -10,14 +9,13 @@
 #include <thread>
 #include <vector>
 
+#include "z123/tuning.hpp"
+
 namespace z123 {
 
 unsigned worker_threads() {
   static const unsigned n = [] {
-    if (const char* v = std::getenv("Z123_THREADS"); v && *v) {
-      long want = std::strtol(v, nullptr, 10);
-      if (want >= 1 && want <= 1024) return static_cast<unsigned>(want);
-    }
+    if (const unsigned want = threads_from_environment()) return want;
     return std::max(1u, std::thread::hardware_concurrency());
   }();
   return n;

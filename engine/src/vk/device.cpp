@@ -1,7 +1,6 @@
 #include "z123/vk/device.hpp"
 #include "z123/fault.hpp"
 
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -27,16 +26,11 @@ Buffer& reusable_staging(Allocator& allocator, Buffer& kept, VkDeviceSize bytes,
   return kept;
 }
 
-bool env_flag(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v && std::strcmp(v, "0") != 0;
-}
-
 } // namespace
 
 Device::Device(Instance& instance, const DeviceInfo& info, const DeviceOptions& options)
-    : instance_(instance), info_(info) {
-  bool coopmat = options.allow_coopmat && !env_flag("Z123_FORCE_PORTABLE");
+    : instance_(instance), info_(info), tuning_(options.tuning ? *options.tuning : Tuning::from_environment()) {
+  bool coopmat = options.allow_coopmat && !tuning_.force_portable;
   bool core13 = info.api_version >= VK_API_VERSION_1_3;
 
   std::vector<const char*> exts;
@@ -92,8 +86,8 @@ Device::Device(Instance& instance, const DeviceInfo& info, const DeviceOptions& 
     tail = &khrcm.pNext;
     exts.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
   }
-  std::string report_dir = options.pipeline_report_dir;
-  if (const char* env = std::getenv("Z123_PIPELINE_REPORT_DIR"); report_dir.empty() && env) report_dir = env;
+  const std::string report_dir =
+      options.pipeline_report_dir.empty() ? tuning_.pipeline_report_dir : options.pipeline_report_dir;
   VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pep{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
   if (!report_dir.empty() && !info.pipeline_executable_info)
@@ -161,7 +155,8 @@ Device::Device(Instance& instance, const DeviceInfo& info, const DeviceOptions& 
     check(vkCreateSemaphore(device_, &si, nullptr, &timeline_), "vkCreateSemaphore (timeline)");
     allocator_ =
         std::make_unique<Allocator>(device_, info.handle, info_, options.memory_block_bytes, options.map_device_local);
-    pipelines_ = std::make_unique<PipelineCache>(device_, info_, options.persist_pipeline_cache, report_dir);
+    pipelines_ = std::make_unique<PipelineCache>(
+        device_, info_, options.persist_pipeline_cache && !tuning_.no_pipeline_cache, report_dir);
   } catch (...) {
     pipelines_.reset();
     allocator_.reset();

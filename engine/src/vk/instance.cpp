@@ -9,17 +9,13 @@
 #include <utility>
 
 #include "vk/coopmat_compat.hpp"
+#include "z123/tuning.hpp"
 #include "z123/vk/vulkan_error.hpp"
 
 namespace z123::vk {
 namespace {
 
 constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
-
-bool env_flag(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v && std::strcmp(v, "0") != 0;
-}
 
 VKAPI_ATTR VkBool32 VKAPI_CALL debug_callback(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                               VkDebugUtilsMessageTypeFlagsEXT,
@@ -87,7 +83,7 @@ std::string DeviceInfo::api_version_string() const {
 }
 
 Instance::Instance(const InstanceOptions& options) : print_validation_(options.print_validation) {
-  bool want_validation = options.validation || env_flag("Z123_VALIDATION");
+  bool want_validation = options.validation || validation_from_environment();
   uint32_t loader_version = VK_API_VERSION_1_0;
   if (vkEnumerateInstanceVersion(&loader_version) != VK_SUCCESS) loader_version = VK_API_VERSION_1_0;
   if (loader_version < VK_API_VERSION_1_2)

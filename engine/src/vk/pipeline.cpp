@@ -48,8 +48,7 @@ PipelineCache::PipelineCache(VkDevice device, const DeviceInfo& info, bool persi
       creation_feedback_(info.api_version >= VK_API_VERSION_1_3), report_dir_(std::move(report_dir)) {
   if (!report_dir_.empty()) persist_on_disk = false; // reports need real compiles
   std::vector<char> initial;
-  const char* off = std::getenv("Z123_NO_PIPELINE_CACHE");
-  if (persist_on_disk && !(off && *off && std::strcmp(off, "0") != 0)) {
+  if (persist_on_disk) {
     fs::path dir = cache_dir();
     if (!dir.empty()) {
       uint64_t uuid = 0;
@@ -136,10 +135,7 @@ const Pipeline& PipelineCache::get(const KernelDesc& desc) {
   if (auto it = pipelines_.find(key); it != pipelines_.end()) return *it->second;
 
   const EmbeddedShader* shader = find_shader(desc.shader);
-  if (!shader)
-    throw Error(ErrorKind::Unsupported, "shader variant '" + desc.shader +
-                                            "' is not in this build (its GLSL feature was unavailable "
-                                            "to the shader compiler at build time)");
+  if (!shader) throw Error(ErrorKind::Unsupported, missing_shader_reason(desc.shader));
   VkShaderModule module = VK_NULL_HANDLE;
   if (auto it = modules_.find(desc.shader); it != modules_.end()) {
     module = it->second;

@@ -1,17 +1,14 @@
 #include "z123/vk/profiler.hpp"
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <vector>
+
+#include "z123/tuning.hpp"
 
 namespace z123::vk {
 
 bool Profiler::requested() {
-  static const bool on = [] {
-    const char* v = std::getenv("Z123_PROFILE");
-    return v && *v && std::strcmp(v, "0") != 0;
-  }();
+  static const bool on = profiling_from_environment();
   return on;
 }
 

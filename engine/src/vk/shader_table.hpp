@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace z123::vk {
@@ -16,15 +17,25 @@ struct EmbeddedShader {
 extern const EmbeddedShader kEmbeddedShaders[];
 
 // Every variant shaders/variants*.cmake declares, built or not, with the GLSL feature it needs
-// ("" for none; "KHR_COOPMAT", "NV_COOPMAT", "NV_COOPMAT2"). Terminated by name == nullptr.
+// ("" for none; "KHR_COOPMAT", "NV_COOPMAT", "NV_COOPMAT2") and whether only a measuring knob
+// picks it (z123_shader BENCH: built with -DZ123_BENCH_VARIANTS=ON only). Terminated by
+// name == nullptr.
 struct DeclaredShader {
   const char* name;
   const char* feature;
+  bool bench_only;
 };
 extern const DeclaredShader kDeclaredShaders[];
+// Whether this build embeds the bench-only variants (-DZ123_BENCH_VARIANTS=ON).
+extern const bool kBenchVariantsBuilt;
 
-// nullptr when the variant was not built (its compiler feature was missing).
+// nullptr when the variant was not built (its compiler feature was missing, or it is bench-only
+// and Z123_BENCH_VARIANTS was off).
 const EmbeddedShader* find_shader(std::string_view name);
+// nullptr when no variant of that name is declared at all.
+const DeclaredShader* find_declared(std::string_view name);
+// Why a declared or undeclared variant is not in this build, for error messages.
+std::string missing_shader_reason(std::string_view name);
 
 // FNV-1a over every embedded shader: part of the pipeline-cache key, so a rebuilt shader set
 // never reuses stale cache entries.

@@ -64,6 +64,9 @@ struct AttentionKernel {
 };
 AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int64_t head_dim, bool causal,
                                         bool aligned);
+// The NV cooperative matrix 2 attention's variant with `rows` query rows per workgroup (64, or
+// 128: Tuning::attn_cm2_rows).
+std::string nvcm2_attention_variant(uint32_t rows);
 
 // Head sizes the portable kernel has variants for (16, 32, 64, 80, 512; others throw Unsupported):
 // 64 UNet / CLIP text, 80 CLIP vision, 512 VAE, 16 / 32 the tiny test configurations.

@@ -9,14 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "z123/kernels/path.hpp"
 #include "z123/tensor.hpp"
+#include "z123/tuning.hpp"
 #include "z123/vk/device.hpp"
 #include "z123/vk/recording.hpp"
 
 namespace z123::kernels {
-
-enum class Path { Portable, NvCoopMat, KhrCoopMat, NvCoopMat2 };
-const char* path_name(Path p);
 
 // The cooperative-matrix paths the engine picks by itself, best first (the first one a device
 // supports wins; Portable is the fallback). NvCoopMat2 is taken only on request.
@@ -25,7 +24,8 @@ std::vector<Path> preferred_paths();
 const char* glsl_feature(Path p);
 // Variants of the paths above, and of the portable path, that this build does not embed (its
 // glslc lacked the feature): each one costs speed on every device that would take it. Empty in a
-// complete build; test_shader_variants checks that.
+// complete build; test_shader_variants checks that. Bench-only variants (docs/tuning.md) do not
+// count: the engine never picks them by itself.
 std::vector<std::string> missing_preferred_variants();
 
 // A fragment shape the KHR cooperative-matrix GEMM kernels are built for (shaders/variants/
@@ -40,6 +40,9 @@ struct CoopmatShape {
 const std::vector<CoopmatShape>& khr_gemm_shapes();
 // "16x8x16" (and "@64" when the subgroup is not 32 wide).
 std::string shape_name(const CoopmatShape& s);
+// The shape of khr_gemm_shapes() with that shape_name; throws InvalidArgument naming
+// Z123_COOPMAT_SHAPE and the built shapes for any other name.
+const CoopmatShape& khr_gemm_shape_named(const std::string& name);
 // Whether the device's driver lists cooperative matrices that its hardware lacks, run as ordinary
 // arithmetic (docs/devices.md): Intel's integrated GPUs before Xe2 (Xe-LP, Meteor Lake), where ANV
 // lists 8x8x16 on every Gen9+ part; Xe2 lists 8x16x16 and keeps it. Such devices take the
@@ -53,19 +56,23 @@ bool packed_fp16_products_by_default(const vk::DeviceInfo& info);
 
 class Kernels {
 public:
-  // Picks the fastest path the device and this build support. Z123_FORCE_PORTABLE=1 forces the
-  // portable path everywhere (also honoured by vk::Device, which then enables no coopmat
-  // extension); Z123_KERNEL_PATH=portable|nv|khr|nv2 forces one path where it is available.
+  // Picks the fastest path the device and this build support, as the device's tuning knobs
+  // (vk::Device::tuning, read from the environment when it was created) allow.
   explicit Kernels(vk::Device& device);
+  // The same with other knobs (tests and tools pin paths, tiles and variants with these):
+  // Tuning::force_portable forces the portable path everywhere; Tuning::matmul_path and
+  // attention_path force one path each where it is available (Unsupported where not).
+  Kernels(vk::Device& device, const Tuning& tuning);
 
   vk::Device& device() const { return device_; }
+  const Tuning& tuning() const { return tuning_; }
   Path matmul_path() const { return matmul_path_; }
   Path attention_path() const { return attention_path_; }
   void set_matmul_path(Path p) { matmul_path_ = p; } // tests pin paths
   void set_attention_path(Path p) { attention_path_ = p; }
   bool path_available(Path p) const;
   // The KHR GEMM kernels' fragment shape on this device (null where the KHR path is not
-  // available). Z123_COOPMAT_SHAPE=MxNxK forces one of khr_gemm_shapes() the device lists.
+  // available). Tuning::coopmat_shape forces one of khr_gemm_shapes() the device lists.
   const CoopmatShape* khr_gemm_shape() const { return khr_shape_; }
   // Whether the KHR attention kernel can run here: on khr_gemm_shape(), which the device must
   // also list with fp16 accumulators.
@@ -81,6 +88,7 @@ public:
 
 private:
   vk::Device& device_;
+  Tuning tuning_;
   Path matmul_path_ = Path::Portable;
   Path attention_path_ = Path::Portable;
   const CoopmatShape* khr_shape_ = nullptr;
@@ -92,8 +100,6 @@ private:
 // that wide anyway wherever such a kernel is chosen).
 uint32_t coopmat_subgroup_size(const vk::Device& device, uint32_t width = 32);
 
-// "name_f16" / "name_f32": the variant naming convention of shaders/variants/*.cmake.
-std::string variant(const std::string& base, DType t);
 inline uint32_t div_up(int64_t a, int64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 
 // Shape checks shared by the operations: throw InvalidArgument naming the op and tensor.

@@ -9,10 +9,12 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "z123/tuning.hpp"
 #include "z123/vk/instance.hpp"
 #include "z123/vk/memory.hpp"
 #include "z123/vk/pipeline.hpp"
@@ -23,15 +25,19 @@ namespace z123::vk {
 class Recording;
 
 struct DeviceOptions {
-  // Use cooperative-matrix extensions when the device has them. Z123_FORCE_PORTABLE=1 in the
-  // environment turns this off (every kernel then takes its portable path).
+  // The tuning knobs of this device and of the kernel contexts made for it; unset: read from the
+  // environment (Tuning::from_environment) when the device is created.
+  std::optional<Tuning> tuning;
+  // Use cooperative-matrix extensions when the device has them (Tuning::force_portable also turns
+  // this off: every kernel then takes its portable path).
   bool allow_coopmat = true;
+  // Keep compiled pipelines in a file between runs (Tuning::no_pipeline_cache also turns this off).
   bool persist_pipeline_cache = true;
   uint64_t memory_block_bytes = 256ull << 20;
   // Map device-local memory when it is host-visible (UMA), so uploads skip staging. Tests turn
   // this off to exercise the staging path on lavapipe, where all memory is host-visible.
   bool map_device_local = true;
-  // Diagnostics: where set (default: $Z123_PIPELINE_REPORT_DIR), every pipeline is compiled with
+  // Diagnostics: where set (default: Tuning::pipeline_report_dir), every pipeline is compiled with
   // the driver's statistics and internal representations captured (VK_KHR_pipeline_executable_
   // properties: register counts, spills, shared memory, and on some drivers the machine code),
   // one text file per pipeline in this folder. Slower compiles, no pipeline cache.
@@ -69,6 +75,8 @@ public:
   Instance& instance() const { return instance_; }
   const DeviceInfo& info() const { return info_; }
   const EnabledFeatures& features() const { return features_; }
+  // The knobs the device was created with (DeviceOptions::tuning, else the environment's).
+  const Tuning& tuning() const { return tuning_; }
   VkDevice handle() const { return device_; }
   VkQueue queue() const { return queue_; }
   uint32_t queue_family() const { return info_.compute_queue_family; }
@@ -98,6 +106,7 @@ public:
 private:
   Instance& instance_;
   DeviceInfo info_;
+  Tuning tuning_;
   EnabledFeatures features_;
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;

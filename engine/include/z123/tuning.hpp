@@ -1,0 +1,78 @@
+// Every tuning knob of the engine in one place: what kernels, tiles and paths to take where the
+// automatic choice is not wanted (tests pin them; measurements compare them). docs/tuning.md
+// lists each knob's values, default and the measurement behind the default.
+//
+// A vk::Device reads the environment once, when it is created (Tuning::from_environment), unless
+// DeviceOptions::tuning gives the knobs; kernels::Kernels takes the device's knobs or its own.
+// Nothing reads the environment while recording.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "z123/kernels/path.hpp"
+
+namespace z123 {
+
+struct Tuning {
+  // Z123_FORCE_PORTABLE=1: no cooperative-matrix extension enabled, every kernel portable.
+  bool force_portable = false;
+  // Z123_KERNEL_PATH=<path>[:<attention path>], path portable|nv|khr|nv2: forces the GEMMs' path
+  // and the attention's (the same where only one is given); unset: the fastest available.
+  std::optional<kernels::Path> matmul_path, attention_path;
+  // Z123_COOPMAT_SHAPE=MxNxK[@subgroup] (kernels::shape_name): the KHR fragment shape; empty: the
+  // first one of kernels::khr_gemm_shapes() the device lists.
+  std::string coopmat_shape;
+
+  // Z123_PORTABLE_GEMM=tiled|tiled64|plain: the fp16 portable GEMM kernel (tiled: 128 x 128 tiles).
+  enum class PortableGemm { Auto, Tiled128, Tiled64, Plain };
+  PortableGemm portable_gemm = PortableGemm::Auto;
+  // Z123_PORTABLE_ARITH=packed|fp32: the tiled portable GEMM's products.
+  enum class PortableArith { Auto, Packed, Fp32 };
+  PortableArith portable_arith = PortableArith::Auto;
+  // Z123_GEMM_TILE=default|<tiling>: one KHR GEMM tiling for every GEMM that may take one;
+  // empty: chosen per shape.
+  std::string gemm_tile;
+  // Z123_GEMM_SPLITK=0: no split K on the cooperative-matrix GEMMs.
+  bool gemm_split_k = true;
+  // Z123_GEMM_CM2_TILE_N=128|256: the NV coopmat2 GEMM's tile width; 0: chosen per shape.
+  uint32_t gemm_cm2_tile_n = 0;
+
+  // Z123_ATTN_VARIANT=khrcm|khrcm_cv: that KHR attention variant; empty: chosen per device.
+  std::string attn_variant;
+  // Z123_ATTN_CM2_ROWS=64|128: query rows per workgroup of the NV coopmat2 attention.
+  uint32_t attn_cm2_rows = 64;
+  // Z123_ATTN_COOPMAT_GENERIC=1: the coopmat attention's shared-memory row reductions.
+  bool attn_coopmat_generic = false;
+
+  // Z123_GN_DIRECT_MAX: the largest group (values) the GroupNorm's one-dispatch path takes.
+  int64_t gn_direct_max = 16384;
+  // Z123_GN_TILES: the GroupNorm split path's tiles over the whole tensor (at most).
+  int64_t gn_tiles = 128;
+  // Z123_GN_THREADS: the GroupNorm split path's workgroup size; 0: chosen per device.
+  uint32_t gn_threads = 0;
+  // Z123_GN_RESIDENT=1: GroupNormPath::Auto takes the register-resident path where it fits.
+  bool gn_resident = false;
+
+  // Z123_NO_PIPELINE_CACHE=1: no pipeline cache file is read or written.
+  bool no_pipeline_cache = false;
+  // Z123_PIPELINE_REPORT_DIR=DIR: default of vk::DeviceOptions::pipeline_report_dir.
+  std::string pipeline_report_dir;
+
+  // The knobs set in the environment, the defaults above for the others. Throws InvalidArgument
+  // naming the variable and the values it takes when one is set to anything else.
+  static Tuning from_environment();
+};
+
+// The word of Z123_KERNEL_PATH for a path: portable, nv, khr or nv2.
+const char* kernel_path_word(kernels::Path p);
+
+// Knobs of the whole process, read once by what they affect (before any device exists, or with
+// none): Z123_VALIDATION=1 (vk::Instance), Z123_PROFILE=1 (vk::Profiler), Z123_THREADS=N
+// (worker_threads; 0 when unset). Same errors as Tuning::from_environment.
+bool validation_from_environment();
+bool profiling_from_environment();
+unsigned threads_from_environment();
+
+} // namespace z123

@@ -1,0 +1,117 @@
+// Reads the tuning knobs of z123/tuning.hpp from the environment: the one place that parses them,
+// so that every knob takes its values the same way and a bad one fails with the same message.
+#include "z123/tuning.hpp"
+
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernels/gemm_dispatch.hpp"
+#include "z123/error.hpp"
+#include "z123/kernels/kernels.hpp"
+
+namespace z123 {
+namespace {
+
+// The variable's value, or null where it is unset or empty (empty means unset for every knob).
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : nullptr;
+}
+
+[[noreturn]] void refuse(const char* name, const std::string& value, const std::string& accepted) {
+  throw invalid_argument(std::string(name) + "=" + value + ": expected " + accepted);
+}
+
+// One of `choices` (name, value); `fallback` where unset.
+template <class T>
+T choice(const char* name, const std::vector<std::pair<std::string, T>>& choices, T fallback) {
+  const char* v = env(name);
+  if (!v) return fallback;
+  std::string accepted;
+  for (const auto& [word, value] : choices) {
+    if (word == v) return value;
+    accepted += (accepted.empty() ? "" : "|") + word;
+  }
+  refuse(name, v, accepted);
+}
+
+bool flag(const char* name, bool fallback = false) { return choice<bool>(name, {{"0", false}, {"1", true}}, fallback); }
+
+// A whole decimal number in [1, max]; `fallback` where unset.
+int64_t positive(const char* name, int64_t fallback, int64_t max) {
+  const char* v = env(name);
+  if (!v) return fallback;
+  char* end = nullptr;
+  const long long n = std::strtoll(v, &end, 10);
+  if (*end || n < 1 || n > max) refuse(name, v, "a whole number from 1 to " + std::to_string(max));
+  return n;
+}
+
+kernels::Path path_word(const char* name, const std::string& full, const std::string& word) {
+  using kernels::Path;
+  for (Path p : {Path::Portable, Path::NvCoopMat, Path::KhrCoopMat, Path::NvCoopMat2})
+    if (word == kernel_path_word(p)) return p;
+  refuse(name, full, "<path> or <matmul path>:<attention path>, each portable|nv|khr|nv2");
+}
+
+} // namespace
+
+const char* kernel_path_word(kernels::Path p) {
+  switch (p) {
+  case kernels::Path::Portable: return "portable";
+  case kernels::Path::NvCoopMat: return "nv";
+  case kernels::Path::KhrCoopMat: return "khr";
+  case kernels::Path::NvCoopMat2: return "nv2";
+  }
+  return "?";
+}
+
+Tuning Tuning::from_environment() {
+  Tuning t;
+  t.force_portable = flag("Z123_FORCE_PORTABLE");
+  if (const char* v = env("Z123_KERNEL_PATH")) {
+    const std::string f = v;
+    const size_t colon = f.find(':');
+    t.matmul_path = path_word("Z123_KERNEL_PATH", f, f.substr(0, colon));
+    t.attention_path =
+        colon == std::string::npos ? *t.matmul_path : path_word("Z123_KERNEL_PATH", f, f.substr(colon + 1));
+  }
+  if (const char* v = env("Z123_COOPMAT_SHAPE")) {
+    kernels::khr_gemm_shape_named(v); // throws for a shape no kernel is built for
+    t.coopmat_shape = v;
+  }
+
+  using PG = PortableGemm;
+  t.portable_gemm = choice<PG>("Z123_PORTABLE_GEMM",
+                               {{"tiled", PG::Tiled128}, {"tiled64", PG::Tiled64}, {"plain", PG::Plain}}, PG::Auto);
+  using PA = PortableArith;
+  t.portable_arith = choice<PA>("Z123_PORTABLE_ARITH", {{"packed", PA::Packed}, {"fp32", PA::Fp32}}, PA::Auto);
+  if (const char* v = env("Z123_GEMM_TILE")) {
+    kernels::detail::check_gemm_tile(v); // throws for a tiling no kernel is built for
+    t.gemm_tile = v;
+  }
+  t.gemm_split_k = flag("Z123_GEMM_SPLITK", true);
+  t.gemm_cm2_tile_n = choice<uint32_t>("Z123_GEMM_CM2_TILE_N", {{"128", 128}, {"256", 256}}, 0);
+
+  t.attn_variant = choice<std::string>("Z123_ATTN_VARIANT", {{"khrcm", "khrcm"}, {"khrcm_cv", "khrcm_cv"}}, "");
+  t.attn_cm2_rows = choice<uint32_t>("Z123_ATTN_CM2_ROWS", {{"64", 64}, {"128", 128}}, 64);
+  t.attn_coopmat_generic = flag("Z123_ATTN_COOPMAT_GENERIC");
+
+  constexpr int64_t kMaxGroupValues = int64_t{1} << 31, kMaxTiles = 65535, kMaxThreads = 1024;
+  t.gn_direct_max = positive("Z123_GN_DIRECT_MAX", t.gn_direct_max, kMaxGroupValues);
+  t.gn_tiles = positive("Z123_GN_TILES", t.gn_tiles, kMaxTiles);
+  t.gn_threads = static_cast<uint32_t>(positive("Z123_GN_THREADS", 0, kMaxThreads));
+  t.gn_resident = flag("Z123_GN_RESIDENT");
+
+  t.no_pipeline_cache = flag("Z123_NO_PIPELINE_CACHE");
+  if (const char* v = env("Z123_PIPELINE_REPORT_DIR")) t.pipeline_report_dir = v;
+  return t;
+}
+
+bool validation_from_environment() { return flag("Z123_VALIDATION"); }
+bool profiling_from_environment() { return flag("Z123_PROFILE"); }
+unsigned threads_from_environment() { return static_cast<unsigned>(positive("Z123_THREADS", 0, 1024)); }
+
+} // namespace z123

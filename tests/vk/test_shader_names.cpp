@@ -1,0 +1,46 @@
+// Variant names the kernels compose at run time (kernels/shader_names.hpp composed_variant) must
+// be declared in shaders/variants: literal names are checked when the engine compiles, these
+// here, for every value of what they are composed from, without a device that would run them.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "kernels/gemm_dispatch.hpp"
+#include "vk/shader_table.hpp"
+#include "z123/kernels/attention.hpp"
+#include "z123/kernels/kernels.hpp"
+
+namespace {
+
+using namespace z123;
+
+void expect_declared(const std::string& name) {
+  EXPECT_NE(vk::find_declared(name), nullptr) << vk::missing_shader_reason(name);
+}
+
+// Every tiling Z123_GEMM_TILE names, linear and conv.
+TEST(ShaderNames, KhrGemmTilings) {
+  const std::vector<std::string> names = kernels::detail::khr_tiling_names();
+  EXPECT_GE(names.size(), 3u);
+  for (const std::string& tiling : names)
+    for (const std::string& v : kernels::detail::khr_tiling_variants(tiling)) expect_declared(v);
+}
+
+// The KHR GEMMs' default and narrow tiles and the KHR attention, for every fragment shape the
+// kernels may take (kernels::khr_gemm_shapes: the suffix is the shape's part of the name).
+TEST(ShaderNames, KhrFragmentShapes) {
+  for (const kernels::CoopmatShape& s : kernels::khr_gemm_shapes()) {
+    SCOPED_TRACE(kernels::shape_name(s));
+    for (const char* base : {"gemm", "gemm_conv"})
+      for (const char* tile : {"", "_narrow"}) expect_declared(std::string(base) + "_khr" + tile + s.suffix + "_f16");
+    expect_declared(std::string("attention_d64_khrcm") + s.suffix + "_f16");
+  }
+}
+
+// Both row counts of the coopmat2 attention (Z123_ATTN_CM2_ROWS).
+TEST(ShaderNames, Coopmat2AttentionRows) {
+  for (uint32_t rows : {64u, 128u}) expect_declared(kernels::nvcm2_attention_variant(rows));
+}
+
+} // namespace
