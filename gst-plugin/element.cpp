@@ -9,12 +9,14 @@
  * as set by #GstZero123pp:tiling. Each output buffer keeps the input's PTS, DTS and duration and
  * carries the camera poses as a "Zero123ppPosesMeta" custom meta.
  *
- * Generation runs on a worker thread. Non-live sources (files, image sequences) have every frame
- * processed with back-pressure. With a live source (camera, `is-live=true`) the streaming thread
- * never waits: frames that arrive while one is waiting are dropped per #GstZero123pp:drop-policy
- * and reported with QoS messages. A "zero123pp-progress" element message (timestamp, step, total,
- * seed) is posted after every denoising step. EOS is pushed after the pending frames; flushing
- * seeks and state changes below PAUSED cancel the generation in flight before its next step.
+ * Generation runs on a streaming thread of the element's own, the src pad's task (announced with
+ * STREAM_STATUS messages, like queue's), so upstream's streaming thread only converts and queues
+ * frames. Non-live sources (files, image sequences) have every frame processed with
+ * back-pressure. With a live source (camera, `is-live=true`) upstream never waits: frames that
+ * arrive while one is waiting are dropped per #GstZero123pp:drop-policy and reported with QoS
+ * messages. A "zero123pp-progress" element message (timestamp, step, total, seed) is posted after
+ * every denoising step. EOS is pushed after the pending frames; flushing seeks and state changes
+ * below PAUSED cancel the generation in flight before its next step.
  *
  * The model folder is loaded in the READY to PAUSED change; a missing or bad folder, or no usable
  * Vulkan device, fails that change with an element error.
@@ -27,7 +29,7 @@
  * |[
  * gst-launch-1.0 v4l2src ! videoconvert ! zero123pp steps=15 view-size=256 ! videoconvert ! \
  *     autovideosink sync=false
- * ]| A webcam: the newest frame is processed whenever the worker is free.
+ * ]| A webcam: the newest frame is processed whenever the generator is free.
  * |[
  * gst-launch-1.0 videotestsrc num-buffers=2 ! zero123pp tiling=6x1 seed=7 ! videoconvert ! \
  *     pngenc ! multifilesink location=views-%02d.png
@@ -97,21 +99,6 @@ GST_ELEMENT_REGISTER_DEFINE(zero123pp, "zero123pp", GST_RANK_NONE, GST_TYPE_ZERO
 
 namespace {
 
-// Stops the worker: the generation in flight ends before its next step, queued items are dropped,
-// a chain call waiting on back-pressure returns FLUSHING. Safe to call when nothing runs.
-void stop_worker(GstZero123pp* self) {
-  Impl& im = *self->impl;
-  {
-    std::lock_guard<std::mutex> lock(im.mutex);
-    im.flushing = true;
-    im.stopping = true;
-    im.cancel = true;
-    clear_queue(im);
-    im.cond.notify_all();
-  }
-  if (im.worker.joinable()) im.worker.join();
-}
-
 void release_engine(GstZero123pp* self) {
   Impl& im = *self->impl;
   if (!im.engine) return;
@@ -120,8 +107,9 @@ void release_engine(GstZero123pp* self) {
   GST_INFO_OBJECT(self, "engine released");
 }
 
-// READY -> PAUSED: opens the model (the slow part: seconds to load the weights) and starts the
-// worker. Problems the user can fix become element errors naming the folder or the device.
+// READY -> PAUSED: opens the model (the slow part: seconds to load the weights) before the pads
+// activate (the src pad's activation starts the task, task.cpp). Problems the user can fix
+// become element errors naming the folder or the device.
 void post_load_progress(GstZero123pp* self, GstProgressType type, const std::string& text, int percent) {
   GstMessage* m = gst_message_new_progress(GST_OBJECT(self), type, "load", text.c_str());
   gst_structure_set(gst_message_writable_structure(m), "percent", G_TYPE_INT, percent, nullptr);
@@ -163,7 +151,7 @@ bool start(GstZero123pp* self) {
     eo.precision = s.precision;
     eo.memory = s.memory;
     // Record the stages for this element's output size now, so the first frame does not also
-    // pay for shader compilation (the worker renders the 2x3 grid, see worker.cpp).
+    // pay for shader compilation (the task renders the 2x3 grid, see task.cpp).
     eo.prepare_width = 2 * s.view_size;
     eo.prepare_height = 3 * s.view_size;
     // Loading takes seconds (more on a first run, while shaders compile): applications see it
@@ -210,36 +198,18 @@ bool start(GstZero123pp* self) {
   im.live = -1;
   im.processed = im.dropped = 0;
   gst_segment_init(&im.segment, GST_FORMAT_TIME);
-  {
-    std::lock_guard<std::mutex> lock(im.mutex);
-    clear_queue(im);
-    im.flushing = im.stopping = im.busy = false;
-    im.cancel = false;
-    im.last_flow = GST_FLOW_OK;
-  }
-  im.worker = std::thread(worker_loop, self);
   return true;
 }
 
 GstStateChangeReturn change_state(GstElement* element, GstStateChange transition) {
   GstZero123pp* self = GST_ZERO123PP(element);
-  switch (transition) {
-  case GST_STATE_CHANGE_READY_TO_PAUSED:
-    if (!start(self)) return GST_STATE_CHANGE_FAILURE;
-    break;
-  case GST_STATE_CHANGE_PAUSED_TO_READY:
-    // Before the pads deactivate: deactivation waits for the streaming thread, which may be
-    // blocked on back-pressure until the worker is told to stop.
-    stop_worker(self);
-    break;
-  default: break;
-  }
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED && !start(self)) return GST_STATE_CHANGE_FAILURE;
+  // The parent activates the pads in READY->PAUSED and deactivates them in PAUSED->READY, which
+  // starts and stops the task (task.cpp: src_activate_mode); the engine outlives it.
   GstStateChangeReturn ret = GST_ELEMENT_CLASS(gst_zero123pp_parent_class)->change_state(element, transition);
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY ||
-      (transition == GST_STATE_CHANGE_READY_TO_PAUSED && ret == GST_STATE_CHANGE_FAILURE)) {
-    stop_worker(self);
+      (transition == GST_STATE_CHANGE_READY_TO_PAUSED && ret == GST_STATE_CHANGE_FAILURE))
     release_engine(self);
-  }
   return ret;
 }
 
@@ -367,7 +337,6 @@ void get_property(GObject* object, guint id, GValue* value, GParamSpec* pspec) {
 
 void finalize(GObject* object) {
   GstZero123pp* self = GST_ZERO123PP(object);
-  stop_worker(self);
   release_engine(self);
   delete self->impl;
   G_OBJECT_CLASS(gst_zero123pp_parent_class)->finalize(object);

@@ -1,5 +1,5 @@
 // The zero123pp element's GObject type: a GstElement with one always sink pad and one always src
-// pad. Everything C++ (settings, queue, worker thread, engine) lives in z123gst::Impl (impl.hpp),
+// pad. Everything C++ (settings, queue, engine) lives in z123gst::Impl (impl.hpp),
 // allocated in instance_init and freed in finalize, so the GObject struct stays plain C.
 #pragma once
 

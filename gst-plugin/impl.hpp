@@ -1,11 +1,15 @@
 // The element's C++ state and the functions of each part of it (one file each): pads.cpp (events,
-// queries, the chain function on the streaming thread), worker.cpp (the generation thread),
-// element.cpp (GObject boilerplate, properties, state changes).
+// queries, the chain function), task.cpp (the src pad's task: generation and pushing, its start,
+// pause and stop), element.cpp (GObject boilerplate, properties, state changes).
 //
-// Threads: the streaming thread converts each frame and queues it; the worker thread takes items
-// in order, runs the engine and pushes results (and the serialized events queued between frames,
-// so events never overtake buffers); the application thread changes state. `mutex` guards the
-// queue and the flags; GST_OBJECT_LOCK guards `settings`.
+// Threads, as in GStreamer's queue element: upstream's streaming thread runs the chain function,
+// which converts each frame and queues it (with the serialized events and DRAIN queries between
+// frames); the src pad's GstTask takes the items in order, runs the engine and pushes the results
+// and the events, so events never overtake buffers; the application thread changes state. The
+// task starts and stops with the src pad's activation, FLUSH_START pauses it and FLUSH_STOP
+// starts it again; whoever must wait for it to let go of its item takes the src pad's stream
+// lock, which the task holds while it works (gst_pad_pause_task and gst_pad_stop_task do). `mutex`
+// guards the queue, `srcresult` and `drained`; GST_OBJECT_LOCK guards `settings`.
 #pragma once
 
 #include <gst/video/video.h>
@@ -16,7 +20,6 @@
 #include <deque>
 #include <memory>
 #include <mutex>
-#include <thread>
 
 #include "gstzero123pp.hpp"
 #include "settings.hpp"
@@ -29,31 +32,33 @@ struct Frame {
   GstClockTime pts = GST_CLOCK_TIME_NONE, dts = GST_CLOCK_TIME_NONE, duration = GST_CLOCK_TIME_NONE;
 };
 
-// A queued frame, or (event != nullptr) a serialized event to push after the frames before it.
+// A queued frame; or a serialized event (owned) to push after the frames before it; or a DRAIN
+// query's place in the queue (only compared, never touched: its sender may have given up on it).
 struct Item {
   Frame frame;
   GstEvent* event = nullptr;
+  const GstQuery* drain = nullptr;
 };
 
 struct Impl {
   // Properties (GST_OBJECT_LOCK).
   Settings settings;
 
-  // Work hand-over (mutex). `flushing` stops everything (flush, state change); `busy` is true
-  // while the worker holds an item; `last_flow` is the result of the last push, returned
-  // upstream by the next chain call so errors propagate.
+  // Hand-over between the chain function and the task (mutex). `srcresult` is what the
+  // streaming side gets back and what keeps the task going: FLUSHING while flushing or stopped,
+  // the flow of a failed push (the task has paused itself), OK otherwise. `drained` is the last
+  // DRAIN query the task reached.
   std::mutex mutex;
   std::condition_variable cond;
   std::deque<Item> queue;
-  bool flushing = true, stopping = false, busy = false;
-  GstFlowReturn last_flow = GST_FLOW_OK;
-  // Read by the engine before every step: set on flush and state changes to stop work quickly.
+  GstFlowReturn srcresult = GST_FLOW_FLUSHING;
+  const GstQuery* drained = nullptr;
+  // Read by the engine before every step: set on flush and deactivation to stop work quickly.
   std::atomic<bool> cancel{false};
 
   // Alive between READY->PAUSED and PAUSED->READY. `view_size` and `layout` are fixed for that
   // time (the src caps depend on them).
   std::unique_ptr<z123::Engine> engine;
-  std::thread worker;
   int view_size = kViewSizeDefault;
   Layout layout{2, 3};
 
@@ -70,18 +75,19 @@ void setup_pads(GstZero123pp* self);
 // Caps the src pad produces with the current view-size / tiling (framerate as given, or any).
 GstCaps* src_caps(GstZero123pp* self, const GValue* framerate);
 
-// worker.cpp: the thread body; returns when `stopping` is set.
-void worker_loop(GstZero123pp* self);
-// Unrefs the events of queued items and empties the queue (caller holds `mutex`).
-void clear_queue(Impl& impl);
-// What a flush leaves of the queue (caller holds `mutex`): the frames and the events that belong
-// to the flushed data go; the sticky events that outlive a flush on a GStreamer pad stay, in
-// order, the last of each kind: CAPS, STREAM_START, TAG... but not SEGMENT, EOS or
-// STREAM_GROUP_DONE, which FLUSH_STOP clears. Upstream does not send the kept ones again (they
-// are still sticky on its pads), so they must still reach the src pad before the next frame.
-void flush_queue(Impl& impl);
-// Whether `event` outlives a flush (see flush_queue).
-bool survives_flush(GstEvent* event);
+// task.cpp
+// Activation function of the src pad: push mode starts the task, deactivation stops it (at most
+// the denoising step in flight) and empties the queue.
+gboolean src_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mode, gboolean active);
+// Sets `srcresult` to FLUSHING, cancels the generation in flight and wakes whoever waits on
+// `cond`: the task lets go of its item within a step, and the chain function and a DRAIN query
+// return.
+void halt(Impl& impl);
+// FLUSH_START: halts and pauses the task without waiting for it, then forwards the event.
+gboolean flush_start(GstZero123pp* self, GstEvent* event);
+// FLUSH_STOP: waits for the task to let go, empties the queue (its sticky events are stored on
+// the src pad), forwards the event and starts the task again.
+gboolean flush_stop(GstZero123pp* self, GstEvent* event);
 
 // element.cpp: live engine count (test hook for leak checks; see element.cpp).
 void count_engine(int delta);

@@ -1,6 +1,7 @@
 // The streaming side of the element: caps handling, events, queries and the chain function.
-// Frames are converted to engine images here (on the streaming thread) and queued for the worker;
-// serialized events are queued too, so the worker pushes everything downstream in order.
+// Frames are converted to engine images here (on upstream's streaming thread) and queued for the
+// src pad's task (task.cpp); serialized events and DRAIN queries are queued too, so the task
+// handles everything in order.
 #include <vector>
 
 #include "convert.hpp"
@@ -13,21 +14,24 @@ namespace {
 
 Impl& impl_of(GstObject* parent) { return *GST_ZERO123PP(parent)->impl; }
 
+bool is_frame(const Item& item) { return !item.event && !item.drain; }
+
 bool has_pending_frame(const Impl& im) {
   for (const Item& item : im.queue)
-    if (!item.event) return true;
+    if (is_frame(item)) return true;
   return false;
 }
 
-// Queues a serialized event behind the frames already waiting. Refused while flushing or
-// stopped (the event belongs to data that is being thrown away).
+// Queues a serialized event behind the frames already waiting. Refused while flushing or stopped
+// (the event belongs to data that is being thrown away) and after a failed push (the task has
+// paused; upstream learns why from the flow of its next buffer).
 gboolean queue_event(Impl& im, GstEvent* event) {
   std::lock_guard<std::mutex> lock(im.mutex);
-  if (im.flushing) {
+  if (im.srcresult != GST_FLOW_OK) {
     gst_event_unref(event);
     return FALSE;
   }
-  im.queue.push_back(Item{Frame{}, event});
+  im.queue.push_back(Item{Frame{}, event, nullptr});
   im.cond.notify_all();
   return TRUE;
 }
@@ -96,15 +100,14 @@ GstFlowReturn sink_chain(GstPad* /*pad*/, GstObject* parent, GstBuffer* buffer) 
   std::vector<Dropped> dropped;
   {
     std::unique_lock<std::mutex> lock(im.mutex);
-    // Back-pressure: one frame may wait while the worker generates; the next one blocks here.
+    // Back-pressure: one frame may wait while the task generates; the next one blocks here.
     if (policy == DropPolicy::Block)
-      im.cond.wait(lock, [&] { return im.flushing || im.last_flow != GST_FLOW_OK || !has_pending_frame(im); });
-    if (im.flushing) return GST_FLOW_FLUSHING;
-    if (im.last_flow != GST_FLOW_OK) return im.last_flow;
+      im.cond.wait(lock, [&] { return im.srcresult != GST_FLOW_OK || !has_pending_frame(im); });
+    if (im.srcresult != GST_FLOW_OK) return im.srcresult;
     ++im.processed;
     if (policy == DropPolicy::KeepNewest) {
       for (auto it = im.queue.begin(); it != im.queue.end();) {
-        if (it->event) {
+        if (!is_frame(*it)) {
           ++it;
           continue;
         }
@@ -115,7 +118,7 @@ GstFlowReturn sink_chain(GstPad* /*pad*/, GstObject* parent, GstBuffer* buffer) 
       dropped.push_back({frame.pts, frame.duration});
     }
     if (dropped.empty() || policy == DropPolicy::KeepNewest) {
-      im.queue.push_back(Item{std::move(frame), nullptr});
+      im.queue.push_back(Item{std::move(frame), nullptr, nullptr});
       im.cond.notify_all();
     }
   }
@@ -155,39 +158,15 @@ gboolean sink_event(GstPad* pad, GstObject* parent, GstEvent* event) {
   GstZero123pp* self = GST_ZERO123PP(parent);
   Impl& im = impl_of(parent);
   switch (GST_EVENT_TYPE(event)) {
-  case GST_EVENT_FLUSH_START: {
-    // Out of band: stop the generation in flight (the engine checks `cancel` before every step)
-    // and throw away the waiting frames, but keep the sticky events queued among them (new caps
-    // behind the frame in flight: upstream will not send them again; see flush_queue). Wakes a
-    // chain call blocked on back-pressure.
-    {
-      std::lock_guard<std::mutex> lock(im.mutex);
-      im.flushing = true;
-      im.cancel = true;
-      flush_queue(im);
-      im.cond.notify_all();
-    }
-    return gst_pad_push_event(self->srcpad, event);
-  }
+  case GST_EVENT_FLUSH_START:
+    // Out of band: cancels the generation in flight (the engine checks before every step), wakes
+    // a chain call blocked on back-pressure and pauses the task, without waiting for it.
+    return flush_start(self, event);
   case GST_EVENT_FLUSH_STOP: {
-    // Wait for the worker to let go of its item so nothing from before the flush comes out after
-    // (it may have put back a sticky event that the flush kept from reaching the src pad).
-    {
-      std::unique_lock<std::mutex> lock(im.mutex);
-      im.cond.wait(lock, [&] { return !im.busy || im.stopping; });
-      flush_queue(im);
-    }
+    // Serialized with the chain function (GstPad holds the sink pad's stream lock): waits for the
+    // task to let go, drops the queued frames, keeps the queued sticky events on the src pad.
+    const gboolean forwarded = flush_stop(self, event);
     gst_segment_init(&im.segment, GST_FORMAT_TIME);
-    // Downstream first: the worker pushes the kept sticky events as soon as `flushing` clears, and
-    // a src pad still flushing would refuse them.
-    const gboolean forwarded = gst_pad_push_event(self->srcpad, event);
-    {
-      std::lock_guard<std::mutex> lock(im.mutex);
-      im.flushing = im.stopping;
-      im.cancel = im.stopping;
-      im.last_flow = GST_FLOW_OK;
-      im.cond.notify_all();
-    }
     return forwarded;
   }
   case GST_EVENT_CAPS: return on_caps(self, im, event);
@@ -232,9 +211,15 @@ gboolean sink_query(GstPad* pad, GstObject* parent, GstQuery* query) {
     // Downstream buffers are a different size and format; upstream uses its own defaults.
     return FALSE;
   case GST_QUERY_DRAIN: {
+    // Serialized: queued, and answered once the task reaches it, every frame before it pushed.
     std::unique_lock<std::mutex> lock(im.mutex);
-    im.cond.wait(lock, [&] { return im.flushing || (im.queue.empty() && !im.busy); });
-    return TRUE;
+    if (im.srcresult != GST_FLOW_OK) return FALSE;
+    im.queue.push_back(Item{Frame{}, nullptr, query});
+    im.cond.notify_all();
+    im.cond.wait(lock, [&] { return im.srcresult != GST_FLOW_OK || im.drained == query; });
+    const bool drained = im.drained == query;
+    im.drained = nullptr;
+    return drained;
   }
   default: return gst_pad_query_default(pad, parent, query);
   }
@@ -266,6 +251,7 @@ GstCaps* src_caps(GstZero123pp* self, const GValue* framerate) {
 }
 
 void setup_pads(GstZero123pp* self) {
+  gst_pad_set_activatemode_function(self->srcpad, GST_DEBUG_FUNCPTR(src_activate_mode));
   gst_pad_set_chain_function(self->sinkpad, GST_DEBUG_FUNCPTR(sink_chain));
   gst_pad_set_event_function(self->sinkpad, GST_DEBUG_FUNCPTR(sink_event));
   gst_pad_set_query_function(self->sinkpad, GST_DEBUG_FUNCPTR(sink_query));
