@@ -35,7 +35,7 @@
 #include "z123/error.hpp"
 #include "z123/kernels/attention.hpp"
 #include "z123/kernels/conv2d.hpp"
-#include "z123/kernels/matmul.hpp"
+#include "z123/kernels/linear.hpp"
 #include "z123/kernels/norm.hpp"
 #include "z123/nets/blocks.hpp"
 #include "z123/vk/device.hpp"

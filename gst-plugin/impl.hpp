@@ -60,7 +60,7 @@ struct Impl {
   // time (the src caps depend on them).
   std::unique_ptr<z123::Engine> engine;
   int view_size = kViewSizeDefault;
-  Layout layout{2, 3};
+  Layout layout{z123::kViewColumns, z123::kViewRows};
 
   // Streaming thread only.
   GstVideoInfo in_info{};

@@ -11,7 +11,7 @@ Layout tiling_layout(Tiling tiling) {
   case Tiling::k1x6: return {1, 6};
   case Tiling::k2x3: break;
   }
-  return {2, 3};
+  return {z123::kViewColumns, z123::kViewRows}; // the model's own grid
 }
 
 std::string Settings::default_model_dir() {

@@ -45,8 +45,8 @@ GstFlowReturn generate_and_push(GstZero123pp* self, const Frame& frame) {
   o.seed = s.random_seed ? (static_cast<std::uint64_t>(g_random_int()) << 32) | g_random_int() : s.seed;
   o.sampler = s.sampler;
   o.spacing = s.spacing;
-  o.width = 2 * im.view_size; // the engine renders the model's 2x3 grid; write_tiled re-arranges it
-  o.height = 3 * im.view_size;
+  o.width = z123::kViewColumns * im.view_size; // the engine renders the model's grid; write_tiled re-arranges it
+  o.height = z123::kViewRows * im.view_size;
   o.cancel = &im.cancel;
   o.on_step = [&](int step, int total) { post_progress(self, frame, o.seed, step, total); };
 

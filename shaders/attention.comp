@@ -9,7 +9,7 @@
 // Variants (shaders/variants/attention.cmake), all from this one source:
 //   HEAD_DIM=D            head size
 //   DTYPE_F16             fp16 storage (fp32 otherwise)
-//   ATTN_NV_COOPMAT       cooperative-matrix path (fp16 only; tensor cores): GL_NV_cooperative_matrix,
+//   ATTN_COOPMAT       cooperative-matrix path (fp16 only; tensor cores): GL_NV_cooperative_matrix,
 //                         or GL_KHR_cooperative_matrix with COOPMAT_KHR as well
 //   ATTN_NV_COOPMAT2      GL_NV_cooperative_matrix2 path (fp16 only, not causal)
 //   ATTN_TILED            register-tiled portable path, head sizes up to 64: ATTN_NT invocations,
@@ -36,8 +36,8 @@ layout(push_constant) uniform Push {
 
 #if defined(ATTN_NV_COOPMAT2)
 #include "common/attention_nv_coopmat2.glsl"
-#elif defined(ATTN_NV_COOPMAT)
-#include "common/attention_nv_coopmat.glsl"
+#elif defined(ATTN_COOPMAT)
+#include "common/attention_coopmat.glsl"
 #elif defined(ATTN_TILED)
 #include "common/attention_tiled.glsl"
 #else

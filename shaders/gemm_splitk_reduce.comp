@@ -1,5 +1,5 @@
 #version 450
-// Second half of a split-K GEMM (gemm_coopmat_nv.comp or gemm.comp with pc.k_chunk != 0): sums the fp32
+// Second half of a split-K GEMM (gemm_coopmat.comp or gemm.comp with pc.k_chunk != 0): sums the fp32
 // partial sums [splits, M, N] that the GEMM wrote to binding 0 and applies the usual epilogue
 // (bias, activation, residual) into y. One invocation per output element. Same bindings and
 // push block as the GEMM kernels (common/gemm_io.glsl), so the epilogue code is shared.

@@ -7,7 +7,7 @@
 #include "z123/error.hpp"
 #include "z123/kernels/attention.hpp"
 #include "z123/kernels/kernels.hpp"
-#include "z123/kernels/matmul.hpp"
+#include "z123/kernels/linear.hpp"
 #include "z123/vk/device.hpp"
 #include "z123/vk/instance.hpp"
 

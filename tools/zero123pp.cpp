@@ -257,18 +257,18 @@ Image crop(const Image& src, int x0, int y0, int w, int h) {
 // Stages the six views and their poses (written with the grid by one commit).
 void stage_views(z123cli::StagedFiles& files, const std::string& dir, const std::string& name, const Image& grid) {
   fs::create_directories(dir);
-  const int vw = grid.width / 2, vh = grid.height / 3;
   auto poses = view_poses();
   std::string json = "{\n  \"image\": \"" + name + ".png\",\n  \"views\": [\n";
-  for (int i = 0; i < 6; ++i) {
+  for (int i = 0; i < kViewCount; ++i) {
     std::string file = name + "_view" + std::to_string(i) + ".png";
-    files.add(fs::path(dir) / file, encode_png(crop(grid, (i % 2) * vw, (i / 2) * vh, vw, vh)));
+    const ViewRect r = view_rect(i, grid.width, grid.height);
+    files.add(fs::path(dir) / file, encode_png(crop(grid, r.x, r.y, r.width, r.height)));
     char buf[256];
     std::snprintf(buf, sizeof buf,
                   "    {\"index\": %d, \"file\": \"%s\", \"row\": %d, \"column\": %d, \"azimuth_deg\": %g, "
                   "\"elevation_deg\": %g, \"fov_deg\": %g}%s\n",
-                  i, file.c_str(), i / 2, i % 2, poses[size_t(i)].azimuth_deg, poses[size_t(i)].elevation_deg,
-                  poses[size_t(i)].fov_deg, i < 5 ? "," : "");
+                  i, file.c_str(), i / kViewColumns, i % kViewColumns, poses[size_t(i)].azimuth_deg,
+                  poses[size_t(i)].elevation_deg, poses[size_t(i)].fov_deg, i + 1 < kViewCount ? "," : "");
     json += buf;
   }
   json += "  ]\n}\n";

@@ -1,4 +1,4 @@
-// Cooperative-matrix macro layer: the coopmat kernels (gemm_coopmat_nv.comp, the coopmat path
+// Cooperative-matrix macro layer: the coopmat kernels (gemm_coopmat.comp, the coopmat path
 // of attention.comp) are written once against these names and compile either with
 // GL_NV_cooperative_matrix (default; Debian 12's glslc has it) or, with COOPMAT_KHR defined,
 // with GL_KHR_cooperative_matrix (needs a newer glslc, see docs/newer-glslc.md).
@@ -23,7 +23,7 @@
 // uvec4 arrays: units of 8 halves or 4 floats), not in bytes and not in matrix components, so
 // the kernels' offsets are the same under either.
 // Which invocation holds which element (m[i], m.length()) is implementation-defined under both;
-// the kernels that depend on it learn it at run time (attention_nv_coopmat.glsl).
+// the kernels that depend on it learn it at run time (attention_coopmat.glsl).
 #ifndef Z123_COOPMAT_GLSL
 #define Z123_COOPMAT_GLSL
 

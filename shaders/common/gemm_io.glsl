@@ -1,4 +1,4 @@
-// Shared interface of the GEMM kernels (gemm.comp: portable, gemm_coopmat_nv.comp: NV
+// Shared interface of the GEMM kernels (gemm.comp: portable, gemm_coopmat.comp: NV
 // cooperative matrix): bindings, push constants, the implicit-GEMM convolution geometry and the
 // fused epilogue. Mirrors GemmPush in engine/src/kernels/gemm_dispatch.cpp.
 //

@@ -1,5 +1,5 @@
 // The tile loader shared by the fp16 GEMM kernels that stage BM x BK and BN x BK tiles in
-// shared memory (gemm_coopmat_nv.comp, gemm_tiled.comp): each invocation moves 16-byte chunks (8
+// shared memory (gemm_coopmat.comp, gemm_tiled.comp): each invocation moves 16-byte chunks (8
 // halves along K) of A (x, or the implicit im2col of a conv) and W from global memory into
 // registers (ra, rb), zero outside M, N and K and in conv padding; the kernel stores them into
 // its own shared layout. The includer defines BM, BN, BK, NTHREADS and declares

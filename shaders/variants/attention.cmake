@@ -31,25 +31,25 @@ foreach(dt f32 f16)
 endforeach()
 # NV cooperative matrix: 8 subgroups x 16 query rows, 64-key tiles, 2 K/V stages (47.25 KiB shared).
 z123_shader(NAME attention_d64_nvcm_f16 SOURCE attention.comp
-            DEFINES HEAD_DIM=64 ATTN_NV_COOPMAT DTYPE_F16 REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
+            DEFINES HEAD_DIM=64 ATTN_COOPMAT DTYPE_F16 REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
 # The same with the generic (shared-memory) row reductions forced, so tests cover that route on
 # GPUs whose accumulator layout would take the quad route (Z123_ATTN_COOPMAT_GENERIC=1). These
 # generic twins are for tests only but not BENCH: on the NVIDIA GPUs the project tests on they are
 # the only coverage of the route other vendors' devices run, and every test build must keep it.
 z123_shader(NAME attention_d64_nvcm_generic_f16 SOURCE attention.comp
-            DEFINES HEAD_DIM=64 ATTN_NV_COOPMAT ATTN_FORCE_GENERIC DTYPE_F16 REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
+            DEFINES HEAD_DIM=64 ATTN_COOPMAT ATTN_FORCE_GENERIC DTYPE_F16 REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
 # Both again on KHR cooperative matrix (glslc with GL_KHR_cooperative_matrix only). P reaches
 # P·V through the per-subgroup scratch, so the shared memory is the same 47.25 KiB.
 z123_shader(NAME attention_d64_khrcm_f16 SOURCE attention.comp
-            DEFINES HEAD_DIM=64 ATTN_NV_COOPMAT COOPMAT_KHR DTYPE_F16 REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3)
+            DEFINES HEAD_DIM=64 ATTN_COOPMAT COOPMAT_KHR DTYPE_F16 REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3)
 z123_shader(NAME attention_d64_khrcm_generic_f16 SOURCE attention.comp
-            DEFINES HEAD_DIM=64 ATTN_NV_COOPMAT COOPMAT_KHR ATTN_FORCE_GENERIC DTYPE_F16 REQUIRES KHR_COOPMAT
+            DEFINES HEAD_DIM=64 ATTN_COOPMAT COOPMAT_KHR ATTN_FORCE_GENERIC DTYPE_F16 REQUIRES KHR_COOPMAT
             TARGET_ENV vulkan1.3)
 # KHR again, with P converted to an A operand in registers by NV cooperative matrix 2's use
 # conversions instead of the round trip through shared memory: the default where the device
 # enables VK_NV_cooperative_matrix2 (attention.cpp).
 z123_shader(NAME attention_d64_khrcm_cv_f16 SOURCE attention.comp
-            DEFINES HEAD_DIM=64 ATTN_NV_COOPMAT COOPMAT_KHR COOPMAT_NV_CONVERT DTYPE_F16 REQUIRES NV_COOPMAT2
+            DEFINES HEAD_DIM=64 ATTN_COOPMAT COOPMAT_KHR COOPMAT_NV_CONVERT DTYPE_F16 REQUIRES NV_COOPMAT2
             TARGET_ENV vulkan1.3)
 # The KHR kernels again for the other fragment shapes (shaders/variants.cmake): the one the GEMMs
 # use is the attention's too (attention.cpp). The generic-route twin only where the quad route
@@ -58,16 +58,16 @@ z123_shader(NAME attention_d64_khrcm_cv_f16 SOURCE attention.comp
 foreach(shape ${Z123_KHR_SHAPES})
   z123_khr_shape_defines(${shape} shape_defs)
   z123_shader(NAME attention_d64_khrcm_${shape}_f16 SOURCE attention.comp
-              DEFINES HEAD_DIM=64 ATTN_NV_COOPMAT COOPMAT_KHR DTYPE_F16 ${shape_defs} REQUIRES KHR_COOPMAT
+              DEFINES HEAD_DIM=64 ATTN_COOPMAT COOPMAT_KHR DTYPE_F16 ${shape_defs} REQUIRES KHR_COOPMAT
               TARGET_ENV vulkan1.3)
   if(shape MATCHES "^m16n8")
     z123_shader(NAME attention_d64_khrcm_generic_${shape}_f16 SOURCE attention.comp
-                DEFINES HEAD_DIM=64 ATTN_NV_COOPMAT COOPMAT_KHR ATTN_FORCE_GENERIC DTYPE_F16 ${shape_defs}
+                DEFINES HEAD_DIM=64 ATTN_COOPMAT COOPMAT_KHR ATTN_FORCE_GENERIC DTYPE_F16 ${shape_defs}
                 REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3)
   endif()
   if(shape STREQUAL "m16n8k8")
     z123_shader(NAME attention_d64_khrcm_cv_${shape}_f16 SOURCE attention.comp
-                DEFINES HEAD_DIM=64 ATTN_NV_COOPMAT COOPMAT_KHR COOPMAT_NV_CONVERT DTYPE_F16 ${shape_defs}
+                DEFINES HEAD_DIM=64 ATTN_COOPMAT COOPMAT_KHR COOPMAT_NV_CONVERT DTYPE_F16 ${shape_defs}
                 REQUIRES NV_COOPMAT2 TARGET_ENV vulkan1.3)
   endif()
 endforeach()

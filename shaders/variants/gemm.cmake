@@ -1,5 +1,5 @@
 # GEMM family (engine/src/kernels/gemm_dispatch.cpp): linear layers and implicit-GEMM conv2d.
-# gemm.comp is the portable register-tiled kernel; gemm_coopmat_nv.comp the cooperative-matrix
+# gemm.comp is the portable register-tiled kernel; gemm_coopmat.comp the cooperative-matrix
 # kernel (fp16 only), built for NV cooperative matrix (_nv) and, with COOPMAT_KHR, for KHR
 # cooperative matrix (_khr). CONV selects the implicit-im2col loader in both.
 foreach(dt f32 f16)
@@ -43,42 +43,42 @@ foreach(kind "" "_conv")
   z123_shader(NAME gemm${kind}_tiled_packed_f16 SOURCE gemm_tiled.comp DEFINES DTYPE_F16 F16_ARITH ${conv_def})
   z123_shader(NAME gemm${kind}_tiled_t64_packed_f16 SOURCE gemm_tiled.comp
               DEFINES DTYPE_F16 F16_ARITH ${conv_def} BM=64 BN=64 BK=32 FLUSH_K=16)
-  z123_shader(NAME gemm${kind}_nv_f16 SOURCE gemm_coopmat_nv.comp DEFINES DTYPE_F16 ${conv_def}
+  z123_shader(NAME gemm${kind}_nv_f16 SOURCE gemm_coopmat.comp DEFINES DTYPE_F16 ${conv_def}
               REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
   # N <= 16 (conv_out to RGB, latent convs): 128 x 16 tiles, one 16 x 16 fragment per subgroup.
-  z123_shader(NAME gemm${kind}_nv_narrow_f16 SOURCE gemm_coopmat_nv.comp
+  z123_shader(NAME gemm${kind}_nv_narrow_f16 SOURCE gemm_coopmat.comp
               DEFINES DTYPE_F16 ${conv_def} BN=16 WARPS_M=8 WARPS_N=1 REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
   # The same two tilings on KHR cooperative matrix (glslc with GL_KHR_cooperative_matrix only).
-  z123_shader(NAME gemm${kind}_khr_f16 SOURCE gemm_coopmat_nv.comp DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def}
+  z123_shader(NAME gemm${kind}_khr_f16 SOURCE gemm_coopmat.comp DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def}
               REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3)
-  z123_shader(NAME gemm${kind}_khr_narrow_f16 SOURCE gemm_coopmat_nv.comp
+  z123_shader(NAME gemm${kind}_khr_narrow_f16 SOURCE gemm_coopmat.comp
               DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BN=16 WARPS_M=8 WARPS_N=1 REQUIRES KHR_COOPMAT
               TARGET_ENV vulkan1.3)
   # The default and narrow tilings again for the other fragment shapes devices list (kernels.cpp
   # khr_gemm_shapes picks; shaders/variants.cmake defines them). Same source, other constants.
   foreach(shape ${Z123_KHR_SHAPES})
     z123_khr_shape_defines(${shape} shape_defs)
-    z123_shader(NAME gemm${kind}_khr_${shape}_f16 SOURCE gemm_coopmat_nv.comp
+    z123_shader(NAME gemm${kind}_khr_${shape}_f16 SOURCE gemm_coopmat.comp
                 DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} ${shape_defs} REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3)
-    z123_shader(NAME gemm${kind}_khr_narrow_${shape}_f16 SOURCE gemm_coopmat_nv.comp
+    z123_shader(NAME gemm${kind}_khr_narrow_${shape}_f16 SOURCE gemm_coopmat.comp
                 DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BN=16 WARPS_M=8 WARPS_N=1 ${shape_defs} REQUIRES KHR_COOPMAT
                 TARGET_ENV vulkan1.3)
   endforeach()
   # 128 x 256 tiles with 64 x 64 per subgroup: large convolutions (1,024+ workgroups, the VAE
   # decoder's upper levels) take them (bench/NOTES.md session 2: 2.83 against 4.86 ms).
-  z123_shader(NAME gemm${kind}_khr_t128x256_f16 SOURCE gemm_coopmat_nv.comp
+  z123_shader(NAME gemm${kind}_khr_t128x256_f16 SOURCE gemm_coopmat.comp
               DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BN=256 BK=32 REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3
               ${wide_bench})
   # Bench-only (Z123_BENCH_VARIANTS): alternative KHR tilings that Z123_GEMM_TILE picks to measure
   # them against the rule on a GPU; none won anywhere (bench/NOTES.md sessions 2 and 4): 256 x 128
   # tiles, double-buffered BK 32, and 4 x 2 subgroups of 32 x 64.
-  z123_shader(NAME gemm${kind}_khr_t256x128_f16 SOURCE gemm_coopmat_nv.comp
+  z123_shader(NAME gemm${kind}_khr_t256x128_f16 SOURCE gemm_coopmat.comp
               DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BM=256 BK=32 WARPS_M=4 WARPS_N=2 REQUIRES KHR_COOPMAT
               TARGET_ENV vulkan1.3 BENCH)
-  z123_shader(NAME gemm${kind}_khr_k32s2_f16 SOURCE gemm_coopmat_nv.comp
+  z123_shader(NAME gemm${kind}_khr_k32s2_f16 SOURCE gemm_coopmat.comp
               DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BK=32 STAGES=2 REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3
               BENCH)
-  z123_shader(NAME gemm${kind}_khr_w4x2_f16 SOURCE gemm_coopmat_nv.comp
+  z123_shader(NAME gemm${kind}_khr_w4x2_f16 SOURCE gemm_coopmat.comp
               DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} WARPS_M=4 WARPS_N=2 REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3
               BENCH)
   # 4-subgroup tilings with 32-deep K steps, each subgroup 64 x 32 as in the default: 152-154
@@ -86,11 +86,11 @@ foreach(kind "" "_conv")
   # workgroups share an SM where one default workgroup sits alone. gemm_dispatch.cpp picks them
   # by how the tiles fill whole waves of SMs (bench/NOTES.md session 5).
   # 128 x 64 tiles on 2 x 2 subgroups: for N = 320, whose last 128-wide column tile is half padding.
-  z123_shader(NAME gemm${kind}_khr_t128x64_f16 SOURCE gemm_coopmat_nv.comp
+  z123_shader(NAME gemm${kind}_khr_t128x64_f16 SOURCE gemm_coopmat.comp
               DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BN=64 WARPS_M=2 WARPS_N=2 BK=32 REQUIRES KHR_COOPMAT
               TARGET_ENV vulkan1.3)
   # 64 x 128 tiles on 1 x 4 subgroups: for M of thousands of rows and N of 128 to 1,280.
-  z123_shader(NAME gemm${kind}_khr_t64x128_f16 SOURCE gemm_coopmat_nv.comp
+  z123_shader(NAME gemm${kind}_khr_t64x128_f16 SOURCE gemm_coopmat.comp
               DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BM=64 WARPS_M=1 WARPS_N=4 BK=32 REQUIRES KHR_COOPMAT
               TARGET_ENV vulkan1.3)
 endforeach()

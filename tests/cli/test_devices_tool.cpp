@@ -9,7 +9,7 @@
 #include "support/vk_env.hpp"
 #include "z123/kernels/attention.hpp"
 #include "z123/kernels/kernels.hpp"
-#include "z123/kernels/matmul.hpp"
+#include "z123/kernels/linear.hpp"
 
 using namespace z123;
 

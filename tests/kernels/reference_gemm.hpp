@@ -14,7 +14,7 @@
 #include "support/vk_env.hpp"
 #include "z123/kernels/conv2d.hpp"
 #include "z123/kernels/kernels.hpp"
-#include "z123/kernels/matmul.hpp"
+#include "z123/kernels/linear.hpp"
 #include "z123/tensor.hpp"
 
 namespace z123::test {

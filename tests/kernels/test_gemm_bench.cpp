@@ -15,7 +15,7 @@
 #include "support/check.hpp"
 #include "support/vk_env.hpp"
 #include "z123/kernels/conv2d.hpp"
-#include "z123/kernels/matmul.hpp"
+#include "z123/kernels/linear.hpp"
 #include "z123/vk/recording.hpp"
 
 using namespace z123;

@@ -13,7 +13,7 @@
 #include "support/check.hpp"
 #include "support/vk_env.hpp"
 #include "z123/error.hpp"
-#include "z123/kernels/matmul.hpp"
+#include "z123/kernels/linear.hpp"
 #include "z123/vk/recording.hpp"
 
 using namespace z123;

@@ -16,7 +16,7 @@
 #include "support/vk_env.hpp"
 #include "z123/error.hpp"
 #include "z123/kernels/attention.hpp"
-#include "z123/kernels/matmul.hpp"
+#include "z123/kernels/linear.hpp"
 #include "z123/nets/blocks.hpp"
 #include "z123/workspace.hpp"
 

@@ -10,7 +10,7 @@
 #include "support/vk_env.hpp"
 #include "vk/shader_table.hpp"
 #include "z123/kernels/attention.hpp"
-#include "z123/kernels/matmul.hpp"
+#include "z123/kernels/linear.hpp"
 #include "z123/tensor.hpp"
 #include "z123/tuning.hpp"
 #include "z123/vk/recording.hpp"

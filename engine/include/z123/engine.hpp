@@ -135,12 +135,21 @@ struct GenerateResult {
 // before loading a model. The model's own constraint (sizes a multiple of 64 for v1.2) is checked by generate().
 void check_generate_options(const GenerateOptions& options);
 
-// The six views of the 2×3 grid (spec §12): azimuth relative to the input view, absolute
-// elevation, field of view, all in degrees; index = 2·row + column.
+// The model's grid of views (spec §12), the one definition the engine, the command line and the
+// element use: kViewColumns x kViewRows views, index = kViewColumns·row + column.
+inline constexpr int kViewColumns = 2, kViewRows = 3, kViewCount = kViewColumns * kViewRows;
+struct ViewRect {
+  int x, y, width, height;
+};
+// Where view `index` lies in a generated image of width x height.
+ViewRect view_rect(int index, int width, int height);
+
+// The views' cameras: azimuth relative to the input view, absolute elevation, field of view, all
+// in degrees, in view order.
 struct ViewPose {
   float azimuth_deg, elevation_deg, fov_deg;
 };
-std::array<ViewPose, 6> view_poses();
+std::array<ViewPose, kViewCount> view_poses();
 
 struct DeviceSummary {
   std::string name, type, driver;

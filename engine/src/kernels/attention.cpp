@@ -28,7 +28,7 @@ struct Push {
 static_assert(sizeof(Push) == 64);
 
 // Queries per workgroup of each variant (must match shaders/variants/attention.cmake and the
-// coopmat tiling in shaders/common/attention_nv_coopmat.glsl).
+// coopmat tiling in shaders/common/attention_coopmat.glsl).
 int64_t portable_queries_per_group(int64_t head_dim) { return head_dim == 512 ? 16 : 64; }
 // The register-tiled portable kernel (common/attention_tiled.glsl): invocations / (D / 4) row
 // groups of 4 rows (ATTN_RO).

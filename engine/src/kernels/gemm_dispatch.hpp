@@ -1,4 +1,4 @@
-// Internal: records one GEMM dispatch (shaders/gemm.comp, gemm_coopmat_nv.comp or
+// Internal: records one GEMM dispatch (shaders/gemm.comp, gemm_coopmat.comp or
 // gemm_coopmat2.comp) for linear() and conv2d(), which only validate shapes and describe the
 // problem. Picks the path, tiles and grid; knows the push-constant layout of
 // shaders/common/gemm_io.glsl.
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "z123/kernels/kernels.hpp"
-#include "z123/kernels/matmul.hpp"
+#include "z123/kernels/linear.hpp"
 #include "z123/tensor.hpp"
 #include "z123/vk/recording.hpp"
 
@@ -75,7 +75,7 @@ void force_portable_split_k_for_testing(uint32_t splits);
 enum class KhrTiling { Default, Rows64, Cols64 };
 KhrTiling choose_khr_tiling(uint32_t M, uint32_t N, bool conv, uint32_t sms);
 
-// gemm_route() of matmul.hpp: the choices below, in words.
+// gemm_route() of linear.hpp: the choices below, in words.
 std::string describe_route(const Kernels& kernels, DType dtype);
 
 // Validates what every GEMM needs (same dtype, no output aliasing, 32-bit index range) with

@@ -1,7 +1,7 @@
 // The pre-LN transformer layer shared by both CLIP towers (spec §5.2, §6):
 //   h = h + out_proj(Attn(LN1(h)));  h = h + fc2(gelu(fc1(LN2(h))))
 #include "z123/error.hpp"
-#include "z123/kernels/matmul.hpp"
+#include "z123/kernels/linear.hpp"
 #include "z123/kernels/norm.hpp"
 #include "z123/nets/blocks.hpp"
 #include "z123/nets/clip.hpp"

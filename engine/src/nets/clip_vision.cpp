@@ -1,7 +1,7 @@
 #include "z123/error.hpp"
 #include "z123/kernels/conv2d.hpp"
 #include "z123/kernels/elementwise.hpp"
-#include "z123/kernels/matmul.hpp"
+#include "z123/kernels/linear.hpp"
 #include "z123/kernels/norm.hpp"
 #include "z123/nets/clip.hpp"
 

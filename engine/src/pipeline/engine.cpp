@@ -456,8 +456,10 @@ void check_generate_options(const GenerateOptions& o) {
   const std::string size = std::to_string(o.width) + "x" + std::to_string(o.height);
   if (o.width < 64 || o.height < 64 || o.width > 4096 || o.height > 4096)
     bad("output size " + size + " must be between 64 and 4096 on each side");
-  if (o.width % 2 != 0 || o.height % 3 != 0)
-    bad("output size " + size + " does not split into the 2 x 3 grid of views (width even, height a multiple of 3)");
+  if (o.width % kViewColumns != 0 || o.height % kViewRows != 0)
+    bad("output size " + size + " does not split into the " + std::to_string(kViewColumns) + " x " +
+        std::to_string(kViewRows) + " grid of views (width a multiple of " + std::to_string(kViewColumns) +
+        ", height a multiple of " + std::to_string(kViewRows) + ")");
 }
 
 GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
@@ -638,10 +640,15 @@ std::string format_load_report(const LoadReport& r) {
   return out;
 }
 
-std::array<ViewPose, 6> view_poses() {
+ViewRect view_rect(int index, int width, int height) {
+  const int w = width / kViewColumns, h = height / kViewRows;
+  return {(index % kViewColumns) * w, (index / kViewColumns) * h, w, h};
+}
+
+std::array<ViewPose, kViewCount> view_poses() {
   // v1.2 (spec §12): azimuths 30° apart by 60°, elevations alternate 20° / −10°, FoV 30°.
-  std::array<ViewPose, 6> p{};
-  for (int i = 0; i < 6; ++i) p[size_t(i)] = {30.0f + 60.0f * i, i % 2 == 0 ? 20.0f : -10.0f, 30.0f};
+  std::array<ViewPose, kViewCount> p{};
+  for (int i = 0; i < kViewCount; ++i) p[size_t(i)] = {30.0f + 60.0f * i, i % 2 == 0 ? 20.0f : -10.0f, 30.0f};
   return p;
 }
 

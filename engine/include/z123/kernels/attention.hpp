@@ -45,10 +45,12 @@ struct AttentionParams {
 // Unsupported for a head size without a kernel variant. Records into rec; nothing runs until the
 // recording is submitted.
 //
-// Path: choose_attention_kernel() below. A cooperative-matrix kernel (fp16 tensor cores, fp32
-// softmax) where the context's attention path has one for the dtype (F16), the head size
-// (attention_coopmat_supports()) and the operands' alignment; the portable kernel (fp32 math, any
-// Vulkan 1.2 device) otherwise.
+// Path: choose_attention_kernel() below decides, in this order: NV cooperative matrix 2 (head
+// size 64, not causal, on that path); the cooperative-matrix kernel (NV, or KHR on the GEMMs'
+// fragment shape; fp16, head size 64, 16-byte aligned operands; fp32 softmax); else the portable
+// kernels: the register-tiled one (two small GEMMs per key tile in shared memory, sized by the
+// device's shared memory) where it has the head size, the one-query-per-invocation flash kernel
+// otherwise (fp32 math, any Vulkan 1.2 device). docs/devices.md lists what each device takes.
 void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q, AttnOperand k, AttnOperand v, const Tensor& out,
                const AttentionParams& p, AttnOperand k2 = {}, AttnOperand v2 = {});
 

@@ -1,5 +1,5 @@
 // 2D convolution as an implicit GEMM on NHWC activations (no im2col buffer): the GEMM kernel of
-// matmul.hpp with an input loader that gathers the receptive field on the fly.
+// linear.hpp with an input loader that gathers the receptive field on the fly.
 //   M = B * Ho * Wo (output pixels), N = Cout, K = kh * kw * Cin (ordered kh, kw, Cin).
 #pragma once
 
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "z123/kernels/kernels.hpp"
-#include "z123/kernels/matmul.hpp"
+#include "z123/kernels/linear.hpp"
 #include "z123/tensor.hpp"
 #include "z123/vk/recording.hpp"
 

@@ -1,6 +1,6 @@
 // Per-device kernel context: which implementation path each operation takes (portable scalar,
 // NV cooperative matrix, KHR cooperative matrix, NV cooperative matrix 2), and pipeline lookup.
-// Operations (matmul.hpp, conv2d.hpp, norm.hpp, attention.hpp, elementwise.hpp) are free
+// Operations (linear.hpp, conv2d.hpp, norm.hpp, attention.hpp, elementwise.hpp) are free
 // functions that record dispatches into a vk::Recording; nothing runs until it is submitted.
 #pragma once
 

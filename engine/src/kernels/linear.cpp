@@ -1,4 +1,4 @@
-#include "z123/kernels/matmul.hpp"
+#include "z123/kernels/linear.hpp"
 
 #include <string>
 

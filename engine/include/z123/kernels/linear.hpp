@@ -1,6 +1,7 @@
-// Dense matrix products with a fused epilogue: the linear layers of every network (projections,
-// feed-forward, time MLP). One GEMM kernel family (shaders/gemm.comp) also serves conv2d.hpp, so
-// both share the epilogue below.
+// Linear layers: dense matrix products with a fused epilogue, for every network's projections,
+// feed-forward and time MLP (linear()), plus the raw fp32 product of the VAE's wide attention
+// (matmul_f32()). The same GEMM kernels serve conv2d.hpp as implicit GEMMs, so both share the
+// epilogue below.
 #pragma once
 
 #include "z123/kernels/kernels.hpp"
@@ -26,9 +27,11 @@ enum class Epilogue : uint32_t {
 // Throws InvalidArgument on any shape or dtype mismatch. Records into rec; nothing runs until
 // the recording is submitted.
 //
-// Path: a cooperative-matrix kernel when the context's matmul path has one and the dtype is F16
-// (gemm_route() says which, with its fragment shape and tiles); the portable register-tiled
-// kernel otherwise.
+// Path (gemm_route() says which, with its fragment shape and tiles): for F16, a cooperative-matrix
+// kernel where the context's matmul path has one (KHR on the device's fragment shape, NV, or NV
+// cooperative matrix 2), else on GPUs the shared-memory tiled kernel (gemm_tiled.comp: packed fp16
+// products where the device's fp16 arithmetic is fast); on CPU devices, and for F32, the plain
+// register-tiled kernel (gemm.comp). Split K where few output tiles would leave the GPU idle.
 void linear(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor& y,
             Epilogue act = Epilogue::None, const Tensor* residual = nullptr);
 

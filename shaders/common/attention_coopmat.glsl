@@ -1,5 +1,5 @@
 // Cooperative-matrix attention path (tensor cores; included by attention.comp with
-// ATTN_NV_COOPMAT): NV cooperative matrix, or KHR with COOPMAT_KHR (common/coopmat.glsl).
+// ATTN_COOPMAT): NV cooperative matrix, or KHR with COOPMAT_KHR (common/coopmat.glsl).
 // fp16 storage and matrix inputs, fp32 accumulators, fp32 softmax.
 //
 // Fragments are CM_M x CM_N x CM_K (common/coopmat.glsl) on subgroups of SUBGROUP_SIZE
