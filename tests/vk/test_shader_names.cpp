@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/composed_names.hpp"
 #include "kernels/gemm_dispatch.hpp"
 #include "vk/shader_table.hpp"
 #include "z123/kernels/attention.hpp"
@@ -41,6 +42,37 @@ TEST(ShaderNames, KhrFragmentShapes) {
 // Both row counts of the coopmat2 attention (Z123_ATTN_CM2_ROWS).
 TEST(ShaderNames, Coopmat2AttentionRows) {
   for (uint32_t rows : {64u, 128u}) expect_declared(kernels::nvcm2_attention_variant(rows));
+}
+
+// The portable GEMMs: the tiled kernel at both tiles with either kind of products, the plain
+// kernel with either block shape, for every dtype it serves.
+TEST(ShaderNames, PortableGemms) {
+  namespace d = kernels::detail;
+  for (const char* base : {"gemm", "gemm_conv"}) {
+    for (uint32_t tile : d::tiled_portable_tiles())
+      for (bool packed : {false, true}) expect_declared(d::tiled_portable_variant(base, tile, packed));
+    for (bool narrow : {false, true})
+      for (DType dt : {DType::F16, DType::F32}) expect_declared(d::plain_portable_variant(base, narrow, dt));
+  }
+}
+
+// The portable attention for every head size it accepts, at both key tiles, in both dtypes.
+TEST(ShaderNames, PortableAttention) {
+  for (int64_t head_dim = 1; head_dim <= 512; ++head_dim) {
+    if (!kernels::attention_supports_head_dim(head_dim)) continue;
+    for (int64_t key_tile : kernels::portable_attention_key_tiles())
+      for (DType dt : {DType::F16, DType::F32})
+        expect_declared(kernels::portable_attention_variant(head_dim, key_tile, dt));
+  }
+}
+
+// Group norm: the resident kernel at every channels-per-access, the split stages at both widths.
+TEST(ShaderNames, GroupNorm) {
+  for (DType dt : {DType::F16, DType::F32}) {
+    for (int64_t ev : kernels::group_norm_resident_evs()) expect_declared(kernels::group_norm_resident_variant(ev, dt));
+    for (bool apply : {false, true})
+      for (bool vec4 : {false, true}) expect_declared(kernels::group_norm_split_variant(apply, vec4, dt));
+  }
 }
 
 } // namespace

@@ -1,6 +1,8 @@
 // kernels::attention(): argument checks, path choice and the dispatch of shaders/attention.comp.
 #include "z123/kernels/attention.hpp"
 
+#include "kernels/composed_names.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -143,6 +145,13 @@ void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, AttnOpera
                &push, sizeof push, div_up(q.n, kernel.queries_per_group), u32(p.heads), u32(batch), shape);
 }
 
+std::string portable_attention_variant(int64_t head_dim, int64_t key_tile, DType dtype) {
+  const std::string base = "attention_d" + std::to_string(head_dim);
+  return composed_variant(tiled_supports(head_dim) ? base + "_t" + std::to_string(key_tile) : base, dtype);
+}
+
+std::vector<int64_t> portable_attention_key_tiles() { return {128, 256}; }
+
 std::string nvcm2_attention_variant(uint32_t rows) {
   return rows == 128 ? variant("attention_d64_nvcm2_br128", DType::F16) : variant("attention_d64_nvcm2", DType::F16);
 }
@@ -171,9 +180,9 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
   const std::string base = "attention_d" + std::to_string(head_dim);
   if (!coopmat && tiled_supports(head_dim)) {
     const int64_t nt = kernels.device().info().max_shared_memory >= kTiled256SharedBytes ? 256 : 128;
-    return {composed_variant(base + "_t" + std::to_string(nt), dtype), tiled_queries_per_group(head_dim, nt), 0, true};
+    return {portable_attention_variant(head_dim, nt, dtype), tiled_queries_per_group(head_dim, nt), 0, true};
   }
-  if (!coopmat) return {composed_variant(base, dtype), portable_queries_per_group(head_dim), 0};
+  if (!coopmat) return {portable_attention_variant(head_dim, 0, dtype), portable_queries_per_group(head_dim), 0};
 
   // Test knob: Tuning::attn_coopmat_generic (Z123_ATTN_COOPMAT_GENERIC=1) takes the coopmat
   // variant with the generic (shared-memory) row reductions, which NVIDIA GPUs would otherwise

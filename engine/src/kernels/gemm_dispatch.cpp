@@ -255,6 +255,17 @@ std::vector<std::string> khr_tiling_variants(const std::string& name) {
           composed_variant("gemm_conv_khr" + t.suffix, DType::F16)};
 }
 
+std::string tiled_portable_variant(const std::string& base, uint32_t tile, bool packed) {
+  return composed_variant(base + (tile == kTiledTile ? "_tiled" : "_tiled_t64") + (packed ? "_packed" : ""),
+                          DType::F16);
+}
+
+std::string plain_portable_variant(const std::string& base, bool narrow, DType dtype) {
+  return composed_variant(base + (narrow ? "_narrow" : ""), dtype);
+}
+
+std::vector<uint32_t> tiled_portable_tiles() { return {kTiledTile, kTiledSmallTile}; }
+
 void set_max_grid_rows_for_testing(uint32_t groups) { g_max_groups = groups ? groups : kMaxGroups; }
 void force_portable_split_k_for_testing(uint32_t splits) { g_portable_splits = splits; }
 
@@ -445,9 +456,8 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   if (gemm_uses_tiled_portable(kernels, x.dtype, push.N, p.raw_f32)) {
     const bool packed = tiled_packed_products(kernels);
     const uint32_t tile = tiled_portable_tile(kernels, portable_kernel(kernels, x.dtype), packed, push.M, push.N);
-    const std::string name = base + (tile == kTiledTile ? "_tiled" : "_tiled_t64") + (packed ? "_packed" : "");
     const vk::Pipeline& pipe =
-        kernels.pipeline(composed_variant(name, x.dtype), 5, sizeof push, {run % 8 == 0 ? 1u : 0u});
+        kernels.pipeline(tiled_portable_variant(base, tile, packed), 5, sizeof push, {run % 8 == 0 ? 1u : 0u});
     const uint32_t row_tiles = div_up(push.M, tile), col_tiles = div_up(push.N, tile);
     record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles,
                  split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K), x.dtype, shape);
@@ -462,8 +472,8 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   uint32_t rows = narrow ? kNarrowBlock : kPortableRows, cols = narrow ? kNarrowBlock : kPortableCols;
   uint32_t wg_n = push.N <= cols ? 1 : 8;
   uint32_t wg_m = kPortableInvocations / wg_n;
-  const vk::Pipeline& pipe = kernels.pipeline(composed_variant(base + (narrow ? "_narrow" : ""), x.dtype), 5,
-                                              sizeof push, {wg_n, wg_m, run % 4 == 0 ? 1u : 0u});
+  const vk::Pipeline& pipe = kernels.pipeline(plain_portable_variant(base, narrow, x.dtype), 5, sizeof push,
+                                              {wg_n, wg_m, run % 4 == 0 ? 1u : 0u});
   const uint32_t row_tiles = div_up(push.M, wg_m * rows), col_tiles = div_up(push.N, wg_n * cols);
   // Raw fp32 output (matmul_f32) has no epilogue to defer, and keeps one K range.
   const uint32_t splits = p.raw_f32 ? 1 : portable_split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K);

@@ -2,6 +2,8 @@
 // shaders/group_norm.comp and shaders/layer_norm.comp.
 #include "z123/kernels/norm.hpp"
 
+#include "kernels/composed_names.hpp"
+
 #include <algorithm>
 #include <string>
 
@@ -181,8 +183,7 @@ void group_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Ten
     throw invalid_argument(std::string(op) + ": the resident path cannot run on " + x.describe() + " with " +
                            std::to_string(G) + " groups (a group has more values than one workgroup's registers hold)");
   if (path == GroupNormPath::Resident || (path == GroupNormPath::Auto && resident_ok && kernels.tuning().gn_resident)) {
-    auto& pipe = kernels.pipeline(composed_variant("group_norm_resident_ev" + std::to_string(rp.ev), x.dtype), 5,
-                                  push_bytes, {rp.threads, rp.cap});
+    auto& pipe = kernels.pipeline(group_norm_resident_variant(rp.ev, x.dtype), 5, push_bytes, {rp.threads, rp.cap});
     rec.dispatch(pipe, bindings, &p, push_bytes, static_cast<uint32_t>(G), static_cast<uint32_t>(B));
     return;
   }
@@ -201,14 +202,24 @@ void group_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Ten
   p.tile_rows = plan.tile_rows;
   p.ntiles = plan.ntiles;
   p.row_lanes = plan.row_lanes;
-  const std::string v = plan.vec == 4 ? "_vec4" : "";
-  auto& partial = kernels.pipeline(composed_variant("group_norm_partial" + v, x.dtype), 5, push_bytes,
+  auto& partial = kernels.pipeline(group_norm_split_variant(false, plan.vec == 4, x.dtype), 5, push_bytes,
                                    {plan.threads, plan.partial_cap});
   rec.dispatch(partial, bindings, &p, push_bytes, plan.ntiles, static_cast<uint32_t>(B));
-  auto& apply = kernels.pipeline(composed_variant("group_norm_apply" + v, x.dtype), 5, push_bytes,
+  auto& apply = kernels.pipeline(group_norm_split_variant(true, plan.vec == 4, x.dtype), 5, push_bytes,
                                  {plan.threads, static_cast<uint32_t>(C / plan.vec)});
   rec.dispatch(apply, bindings, &p, push_bytes, plan.ntiles, static_cast<uint32_t>(B));
 }
+
+std::string group_norm_resident_variant(int64_t ev, DType dtype) {
+  return composed_variant("group_norm_resident_ev" + std::to_string(ev), dtype);
+}
+
+std::string group_norm_split_variant(bool apply, bool vec4, DType dtype) {
+  return composed_variant(std::string(apply ? "group_norm_apply" : "group_norm_partial") + (vec4 ? "_vec4" : ""),
+                          dtype);
+}
+
+std::vector<int64_t> group_norm_resident_evs() { return {1, 2, 4}; } // resident_ev()'s values
 
 void layer_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& gamma, const Tensor& beta,
                 const Tensor& y, float eps) {

@@ -1,0 +1,26 @@
+// Variant names the attention and group-norm dispatchers compose at run time (head sizes, key
+// tiles, element widths), each built in one function so that tests/vk/test_shader_names.cpp can
+// enumerate every value and check the name is declared in shaders/variants (literal names are
+// checked when the engine compiles: shader_names.hpp). The GEMMs' are in gemm_dispatch.hpp.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "z123/tensor.hpp"
+
+namespace z123::kernels {
+
+// The portable attention for a head size: the register-tiled kernel with `key_tile` keys (128 or
+// 256, by the device's shared memory) where it has the head size, else the one-query kernel.
+std::string portable_attention_variant(int64_t head_dim, int64_t key_tile, DType dtype);
+std::vector<int64_t> portable_attention_key_tiles();
+
+// Group norm: the resident kernel with `ev` channels per access, and the split kernel's two
+// stages (partial statistics, apply) with 4-element or single accesses.
+std::string group_norm_resident_variant(int64_t ev, DType dtype);
+std::string group_norm_split_variant(bool apply, bool vec4, DType dtype);
+std::vector<int64_t> group_norm_resident_evs();
+
+} // namespace z123::kernels
