@@ -67,11 +67,23 @@ protected:
     kernels_ = std::make_unique<kernels::Kernels>(device(), tuning);
     kernels_->set_matmul_path(GetParam().path);
   }
-  // The device's knobs with the portable GEMM kernel and its products pinned.
-  static Tuning portable_gemm(Tuning t, Tuning::PortableGemm gemm, Tuning::PortableArith arith) {
-    t.portable_gemm = gemm;
-    t.portable_arith = arith;
-    return t;
+  // Runs `checks` once per configuration of the tiled portable kernel (128 x 128 and 64 x 64
+  // tiles, packed fp16 and fp32 products), each pinned through the device's knobs and named in the
+  // test's trace.
+  template <typename Checks>
+  void for_each_tiled_portable_config(Checks checks) {
+    using PG = Tuning::PortableGemm;
+    using PA = Tuning::PortableArith;
+    for (PG tiles : {PG::Tiled128, PG::Tiled64})
+      for (PA products : {PA::Packed, PA::Fp32}) {
+        SCOPED_TRACE(std::string(tiles == PG::Tiled128 ? "128 x 128" : "64 x 64") + " tiles, " +
+                     (products == PA::Packed ? "packed" : "fp32") + " products");
+        Tuning t = device().tuning();
+        t.portable_gemm = tiles;
+        t.portable_arith = products;
+        use_tuning(t);
+        checks();
+      }
   }
   std::unique_ptr<kernels::Kernels> kernels_;
 };

@@ -133,19 +133,13 @@ TEST_P(Conv2d, PortableSplitKCutsTaps) {
 // The tiled portable kernel (forced as Linear.TiledPortableKernel): 3x3 with padding over several
 // row tiles, Cin % 8 != 0 (gathers that span taps), stride 2, nearest upsampling, split K.
 TEST_P(Conv2d, TiledPortableKernel) {
-  using PG = Tuning::PortableGemm;
-  using PA = Tuning::PortableArith;
-  for (PG tiles : {PG::Tiled128, PG::Tiled64}) // 128 x 128 and 64 x 64 tiles
-    for (PA products : {PA::Packed, PA::Fp32}) {
-      SCOPED_TRACE(std::string(tiles == PG::Tiled128 ? "128 x 128" : "64 x 64") + " tiles, " +
-                   (products == PA::Packed ? "packed" : "fp32") + " products");
-      use_tuning(portable_gemm(device().tuning(), tiles, products));
-      check({1, 20, 24, 40, 136, 3, 3}, kernels::conv_pad(1), true, true, Epilogue::None);
-      check({1, 11, 11, 3, 40, 3, 3}, kernels::conv_pad(1), true, false, Epilogue::Silu);
-      check({2, 9, 7, 16, 48, 3, 3}, kernels::conv_pad(1, 2), true, false, Epilogue::Gelu);
-      check({1, 5, 6, 8, 40, 3, 3}, pads(1, 1, 1, 1, 1, 2), true, false, Epilogue::None);
-      check({2, 6, 5, 96, 200, 3, 3}, kernels::conv_pad(1), true, true, Epilogue::Silu);
-    }
+  for_each_tiled_portable_config([&] {
+    check({1, 20, 24, 40, 136, 3, 3}, kernels::conv_pad(1), true, true, Epilogue::None);
+    check({1, 11, 11, 3, 40, 3, 3}, kernels::conv_pad(1), true, false, Epilogue::Silu);
+    check({2, 9, 7, 16, 48, 3, 3}, kernels::conv_pad(1, 2), true, false, Epilogue::Gelu);
+    check({1, 5, 6, 8, 40, 3, 3}, pads(1, 1, 1, 1, 1, 2), true, false, Epilogue::None);
+    check({2, 6, 5, 96, 200, 3, 3}, kernels::conv_pad(1), true, true, Epilogue::Silu);
+  });
 }
 TEST_P(Conv2d, Stride2WideTilesGelu) {
   Tuning wide = device().tuning();

@@ -127,18 +127,12 @@ TEST_P(Linear, PortableSplitKForced) {
 // (element-wise gathers) and K % 16 != 0 with 16-byte loads, a multi-tile problem, and few tiles
 // with a long K (split K, epilogue in the reduction).
 TEST_P(Linear, TiledPortableKernel) {
-  using PG = Tuning::PortableGemm;
-  using PA = Tuning::PortableArith;
-  for (PG tiles : {PG::Tiled128, PG::Tiled64}) // 128 x 128 and 64 x 64 tiles
-    for (PA products : {PA::Packed, PA::Fp32}) {
-      SCOPED_TRACE(std::string(tiles == PG::Tiled128 ? "128 x 128" : "64 x 64") + " tiles, " +
-                   (products == PA::Packed ? "packed" : "fp32") + " products");
-      use_tuning(portable_gemm(device().tuning(), tiles, products));
-      check({37}, 45, 33, true, false, Epilogue::Gelu);
-      check({2, 50}, 96, 72, true, true, Epilogue::None);
-      check({300}, 136, 260, true, true, Epilogue::Silu);
-      check({40}, 3000, 200, true, true, Epilogue::Gelu);
-    }
+  for_each_tiled_portable_config([&] {
+    check({37}, 45, 33, true, false, Epilogue::Gelu);
+    check({2, 50}, 96, 72, true, true, Epilogue::None);
+    check({300}, 136, 260, true, true, Epilogue::Silu);
+    check({40}, 3000, 200, true, true, Epilogue::Gelu);
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(Gemm, Linear, ::testing::ValuesIn(test::gemm_test_cases()),
