@@ -78,10 +78,6 @@ void Workspace::release(Tensor& t) {
   t.buffer.reset();
 }
 
-void Workspace::release_if_owned(Tensor& t) {
-  if (t.buffer && owns(t.buffer.get())) t.buffer.reset();
-}
-
 void Workspace::begin_planning() {
   if (planning_) throw internal_error("workspace '" + name_ + "': planning begun twice");
   planning_ = true;

@@ -32,8 +32,6 @@ public:
   // Drops this handle now (t becomes empty); the slot is free once no other copy refers to it.
   // Throws if t is empty or not from this pool (a mistake in the caller's bookkeeping).
   void release(Tensor& t);
-  // Like release() for pooled tensors; leaves tensors owned elsewhere (network inputs) alone.
-  void release_if_owned(Tensor& t);
 
   // Planning. Taken first come, first served, buffers pile up: a buffer is reused only by a
   // request of about its size, so a network whose tensors change size along the way (a decoder

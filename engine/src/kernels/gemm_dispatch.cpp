@@ -143,29 +143,28 @@ constexpr uint32_t kTiledTile = 128, kTiledSmallTile = 64, kTiledMinN = 32;
 // Which kernel fp16 GEMMs off the cooperative-matrix path take: the tiled one on GPUs, the plain
 // one on CPU devices (made for them: their caches do the staging the tiled kernel does in shared
 // memory). Tuning::portable_gemm (Z123_PORTABLE_GEMM=tiled|tiled64|plain) forces one, and the
-// tiled one's tile (tests, measurements): 128 x 128, 64 x 64, or the plain kernel.
-enum class PortableKernel { Plain, Tiled, Tiled128, Tiled64 };
-PortableKernel portable_kernel(const Kernels& kernels, DType dtype) {
-  if (dtype != DType::F16) return PortableKernel::Plain;
-  switch (kernels.tuning().portable_gemm) {
-  case Tuning::PortableGemm::Tiled128: return PortableKernel::Tiled128;
-  case Tuning::PortableGemm::Tiled64: return PortableKernel::Tiled64;
-  case Tuning::PortableGemm::Plain: return PortableKernel::Plain;
-  case Tuning::PortableGemm::Auto: break;
-  }
-  return kernels.device().info().type == VK_PHYSICAL_DEVICE_TYPE_CPU ? PortableKernel::Plain : PortableKernel::Tiled;
+// tiled one's tile (tests, measurements): 128 x 128, 64 x 64, or the plain kernel. Returns Auto for
+// the tiled kernel with its tile chosen per shape (tiled_portable_tile).
+using PortableGemm = Tuning::PortableGemm;
+PortableGemm portable_kernel(const Kernels& kernels, DType dtype) {
+  if (dtype != DType::F16) return PortableGemm::Plain;
+  const PortableGemm forced = kernels.tuning().portable_gemm;
+  if (forced != PortableGemm::Auto) return forced;
+  return kernels.device().info().type == VK_PHYSICAL_DEVICE_TYPE_CPU ? PortableGemm::Plain : PortableGemm::Auto;
 }
 
 // The tiled kernel's tile for an M x N output. With packed fp16 products, 64 x 64 (4 x 4 per
-// invocation, 32-deep K steps) everywhere: on an H100 (bench/NOTES.md session 10) that took the
-// forced portable path from 288-290 to 267 ms per step in the same run, the 128 x 128 tiles having
-// gained least from the packed products (23 -> 25.5 TFLOP/s against 26 -> 40, session 9). With
+// invocation, 32-deep K steps, fp16 sums flushed every 16 positions of K as in the 128 x 128
+// tiles) everywhere: on an H100 (bench/NOTES.md session 10) that runs the forced portable path at
+// 290 ms per step, as fast as choosing by waves, with one rule and the same rounding for every
+// shape; 128 x 128 everywhere took 328. (Unflushed, 64 x 64 tiles ran at 267 ms but rounded past
+// the project's 2-level parity.) With
 // fp32 products, 64 x 64 where 128 x 128 tiles would fill at least a wave of compute units
 // (session 6: the level-0 and level-1 shapes 15-20% faster, the 100-tile level-2 ones 13% slower),
 // 128 x 128 where the device does not tell its compute units.
-uint32_t tiled_portable_tile(const Kernels& kernels, PortableKernel kind, bool packed, uint32_t M, uint32_t N) {
-  if (kind == PortableKernel::Tiled128) return kTiledTile;
-  if (kind == PortableKernel::Tiled64 || packed) return kTiledSmallTile;
+uint32_t tiled_portable_tile(const Kernels& kernels, PortableGemm kind, bool packed, uint32_t M, uint32_t N) {
+  if (kind == PortableGemm::Tiled128) return kTiledTile;
+  if (kind == PortableGemm::Tiled64 || packed) return kTiledSmallTile;
   const uint32_t units = kernels.device().info().compute_units;
   const uint64_t big = uint64_t{div_up(M, kTiledTile)} * div_up(N, kTiledTile);
   return units && big >= units ? kTiledSmallTile : kTiledTile;
@@ -316,7 +315,7 @@ bool gemm_uses_coopmat2(const Kernels& kernels, DType dtype, uint32_t n) {
 
 bool gemm_uses_tiled_portable(const Kernels& kernels, DType dtype, uint32_t n, bool raw_f32) {
   return !gemm_uses_coopmat2(kernels, dtype, n) && !gemm_uses_coopmat(kernels, dtype) &&
-         portable_kernel(kernels, dtype) != PortableKernel::Plain && !raw_f32 && n >= kTiledMinN;
+         portable_kernel(kernels, dtype) != PortableGemm::Plain && !raw_f32 && n >= kTiledMinN;
 }
 
 bool gemm_sums_fp16_products(const Kernels& kernels, DType dtype, uint32_t n, bool raw_f32) {
@@ -329,7 +328,7 @@ std::string describe_route(const Kernels& kernels, DType dtype) {
   if (!gemm_uses_coopmat(kernels, dtype)) {
     const std::string split =
         kernels.device().info().type == VK_PHYSICAL_DEVICE_TYPE_CPU ? "" : ", split K for few tiles";
-    if (portable_kernel(kernels, dtype) != PortableKernel::Plain)
+    if (portable_kernel(kernels, dtype) != PortableGemm::Plain)
       return std::string(tiled_packed_products(kernels)
                              ? "portable tiled, 64 x 64 tiles in shared memory, packed fp16 products"
                              : "portable tiled, 128 x 128 or 64 x 64 tiles in shared memory, fp32 products") +

@@ -67,7 +67,7 @@ void Vae::record_decode(vk::Recording& rec, Workspace& ws, const Tensor& latent,
   Tensor z = latent;
   if (config_.use_post_quant_conv) z = conv(c, "post_quant_conv", latent, config_.latent_channels, 1, 0, 0);
   Tensor x = conv(c, "decoder.conv_in", z, layout_.last_channels, 1, 1, 1);
-  ws.release_if_owned(z);
+  z = Tensor{}; // the post-quant latent's slot (if it has one) is free for the decoder
   x = mid_block(c, layout_.decoder_mid, std::move(x), g);
   for (const VaeBlockDecl& block : layout_.decoder) {
     for (const ResnetDecl& r : block.resnets) x = resnet_block(c, r.prefix, x, r.out_channels, g, kEps);

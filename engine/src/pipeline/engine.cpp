@@ -447,7 +447,9 @@ DecodeProgram& Engine::Impl::decode_program(int64_t h, int64_t w) {
 
 void check_generate_options(const GenerateOptions& o) {
   auto bad = [](const std::string& what) { throw invalid_argument(what); };
-  if (o.steps < 1 || o.steps > 200) bad("steps must be between 1 and 200, not " + std::to_string(o.steps));
+  if (o.steps < sampling::kMinInferenceSteps || o.steps > sampling::kMaxInferenceSteps)
+    bad("steps must be between " + std::to_string(sampling::kMinInferenceSteps) + " and " +
+        std::to_string(sampling::kMaxInferenceSteps) + ", not " + std::to_string(o.steps));
   if (!std::isfinite(o.guidance_scale) || o.guidance_scale < 0.0f || o.guidance_scale > 100.0f) {
     char v[64];
     std::snprintf(v, sizeof v, "%g", static_cast<double>(o.guidance_scale));

@@ -20,6 +20,12 @@ constexpr Names<Sampler, 2> kSamplers{{{Sampler::EulerAncestral, "euler_a"}, {Sa
 constexpr Names<Spacing, 3> kSpacings{
     {{Spacing::Trailing, "trailing"}, {Spacing::Linspace, "linspace"}, {Spacing::Leading, "leading"}}};
 
+// Each option's table, found by the option's type.
+const auto& names_of(Precision) { return kPrecisions; }
+const auto& names_of(MemoryLayout) { return kMemoryLayouts; }
+const auto& names_of(Sampler) { return kSamplers; }
+const auto& names_of(Spacing) { return kSpacings; }
+
 template <typename T, size_t N>
 const char* name_in(const Names<T, N>& names, T value) {
   for (const auto& [v, n] : names)
@@ -39,26 +45,18 @@ T parse_in(const Names<T, N>& names, const std::string& option, const std::strin
 
 } // namespace
 
-const char* option_name(Precision value) { return name_in(kPrecisions, value); }
-const char* option_name(MemoryLayout value) { return name_in(kMemoryLayouts, value); }
-const char* option_name(Sampler value) { return name_in(kSamplers, value); }
-const char* option_name(Spacing value) { return name_in(kSpacings, value); }
+const char* option_name(Precision value) { return name_in(names_of(value), value); }
+const char* option_name(MemoryLayout value) { return name_in(names_of(value), value); }
+const char* option_name(Sampler value) { return name_in(names_of(value), value); }
+const char* option_name(Spacing value) { return name_in(names_of(value), value); }
 
-template <>
-Precision parse_option<Precision>(const std::string& option, const std::string& name) {
-  return parse_in(kPrecisions, option, name);
+template <typename T>
+T parse_option(const std::string& option, const std::string& name) {
+  return parse_in(names_of(T{}), option, name);
 }
-template <>
-MemoryLayout parse_option<MemoryLayout>(const std::string& option, const std::string& name) {
-  return parse_in(kMemoryLayouts, option, name);
-}
-template <>
-Sampler parse_option<Sampler>(const std::string& option, const std::string& name) {
-  return parse_in(kSamplers, option, name);
-}
-template <>
-Spacing parse_option<Spacing>(const std::string& option, const std::string& name) {
-  return parse_in(kSpacings, option, name);
-}
+template Precision parse_option<Precision>(const std::string&, const std::string&);
+template MemoryLayout parse_option<MemoryLayout>(const std::string&, const std::string&);
+template Sampler parse_option<Sampler>(const std::string&, const std::string&);
+template Spacing parse_option<Spacing>(const std::string&, const std::string&);
 
 } // namespace z123

@@ -1,7 +1,5 @@
 #include "pipeline/sampling_plan.hpp"
 
-#include "z123/error.hpp"
-
 namespace z123::pipeline {
 
 namespace {
@@ -24,8 +22,6 @@ sampling::TimestepSpacing spacing_of(Spacing s) {
 } // namespace
 
 sampling::SamplingPlan make_sampling_plan(const SchedulerConfig& config, int steps, Sampler sampler, Spacing spacing) {
-  if (steps < sampling::kMinInferenceSteps || steps > sampling::kMaxInferenceSteps)
-    throw invalid_argument("steps must be between 1 and 200, not " + std::to_string(steps));
   return sampling::make_plan(config, steps, spacing_of(spacing), sampler_of(sampler));
 }
 
