@@ -2,52 +2,23 @@
 // so that every knob takes its values the same way and a bad one fails with the same message.
 #include "z123/tuning.hpp"
 
-#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "kernels/gemm_dispatch.hpp"
+#include "util/env_values.hpp"
 #include "z123/error.hpp"
 #include "z123/kernels/kernels.hpp"
 
 namespace z123 {
 namespace {
 
-// The variable's value, or null where it is unset or empty (empty means unset for every knob).
-const char* env(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v ? v : nullptr;
-}
-
-[[noreturn]] void refuse(const char* name, const std::string& value, const std::string& accepted) {
-  throw invalid_argument(std::string(name) + "=" + value + ": expected " + accepted);
-}
-
-// One of `choices` (name, value); `fallback` where unset.
-template <class T>
-T choice(const char* name, const std::vector<std::pair<std::string, T>>& choices, T fallback) {
-  const char* v = env(name);
-  if (!v) return fallback;
-  std::string accepted;
-  for (const auto& [word, value] : choices) {
-    if (word == v) return value;
-    accepted += (accepted.empty() ? "" : "|") + word;
-  }
-  refuse(name, v, accepted);
-}
-
-bool flag(const char* name, bool fallback = false) { return choice<bool>(name, {{"0", false}, {"1", true}}, fallback); }
-
-// A whole decimal number in [1, max]; `fallback` where unset.
-int64_t positive(const char* name, int64_t fallback, int64_t max) {
-  const char* v = env(name);
-  if (!v) return fallback;
-  char* end = nullptr;
-  const long long n = std::strtoll(v, &end, 10);
-  if (*end || n < 1 || n > max) refuse(name, v, "a whole number from 1 to " + std::to_string(max));
-  return n;
-}
+using env_values::choice;
+using env_values::flag;
+using env_values::positive;
+using env_values::refuse;
+const char* env(const char* name) { return env_values::get(name); }
 
 kernels::Path path_word(const char* name, const std::string& full, const std::string& word) {
   using kernels::Path;
@@ -109,9 +80,5 @@ Tuning Tuning::from_environment() {
   if (const char* v = env("Z123_PIPELINE_REPORT_DIR")) t.pipeline_report_dir = v;
   return t;
 }
-
-bool validation_from_environment() { return flag("Z123_VALIDATION"); }
-bool profiling_from_environment() { return flag("Z123_PROFILE"); }
-unsigned threads_from_environment() { return static_cast<unsigned>(positive("Z123_THREADS", 0, 1024)); }
 
 } // namespace z123
