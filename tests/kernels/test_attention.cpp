@@ -515,17 +515,21 @@ TEST_F(AttentionKhrCoopMat, TakesTheGemmFragmentShape) {
   EXPECT_EQ(kernel.queries_per_group, 8 * int64_t(shape->m));
 }
 
-// Both KHR variants whatever the default: P through shared memory (khrcm) and, where
+// Every KHR variant whatever the default: P through shared memory (khrcm) and, where
 // VK_NV_cooperative_matrix2 is enabled and P's fragments have A's shape (16 x N x N on 32-wide
 // subgroups: the fragment shape is Tuning::coopmat_shape's where set), converted in registers
-// (khrcm_cv).
-TEST_F(AttentionKhrCoopMat, BothPRoutes) {
+// (khrcm_cv); then the bench-only khrcm_cv_* alternatives where this build has them (default
+// fragment shape only).
+TEST_F(AttentionKhrCoopMat, EveryVariant) {
   kernels::Kernels k(device());
   const kernels::CoopmatShape* shape = k.khr_gemm_shape();
   const bool convert =
       k.path_available(Path::NvCoopMat2) && shape->m == 16 && shape->n == shape->k && shape->subgroup == 32;
-  for (const char* v : {"khrcm", "khrcm_cv"}) {
-    if (std::string(v) == "khrcm_cv" && !convert) continue;
+  for (const std::string& v : kernels::khr_attention_knob_values()) {
+    if (v.rfind("khrcm_cv", 0) == 0 && !convert) continue;
+    if (v.rfind("khrcm_cv_", 0) == 0 &&
+        (shape->suffix[0] != '\0' || !vk::find_shader(kernels::khr_attention_knob_variant(v))))
+      continue;
     SCOPED_TRACE(std::string("attention variant ") + v);
     tuning_.attn_variant = v;
     for (Case c : coopmat_cases()) {

@@ -39,6 +39,12 @@ TEST(ShaderNames, KhrFragmentShapes) {
   }
 }
 
+// Every KHR attention variant Z123_ATTN_VARIANT may name, at the default fragment shape.
+TEST(ShaderNames, AttentionVariantKnob) {
+  for (const std::string& v : kernels::khr_attention_knob_values())
+    expect_declared(kernels::khr_attention_knob_variant(v));
+}
+
 // Both row counts of the coopmat2 attention (Z123_ATTN_CM2_ROWS).
 TEST(ShaderNames, Coopmat2AttentionRows) {
   for (uint32_t rows : {64u, 128u}) expect_declared(kernels::nvcm2_attention_variant(rows));

@@ -152,6 +152,17 @@ std::string portable_attention_variant(int64_t head_dim, int64_t key_tile, DType
 
 std::vector<int64_t> portable_attention_key_tiles() { return {128, 256}; }
 
+const std::vector<std::string>& khr_attention_knob_values() {
+  // Session 11 measured bench-only khrcm_cv_* alternatives here (lazy rescaling, 32-row
+  // subgroups): all slower, removed (bench/NOTES.md). New ones go in this list.
+  static const std::vector<std::string> values{"khrcm", "khrcm_cv"};
+  return values;
+}
+
+std::string khr_attention_knob_variant(const std::string& value) {
+  return composed_variant("attention_d64_" + value, DType::F16);
+}
+
 std::string nvcm2_attention_variant(uint32_t rows) {
   return rows == 128 ? variant("attention_d64_nvcm2_br128", DType::F16) : variant("attention_d64_nvcm2", DType::F16);
 }
@@ -199,12 +210,14 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
                               : khr_convert               ? "khrcm_cv"
                                                           : "khrcm")
                            : (force_generic ? "nvcm_generic" : "nvcm");
-  // Measuring knob: Tuning::attn_variant (Z123_ATTN_VARIANT=khrcm|khrcm_cv) takes that KHR
-  // variant instead.
+  // Measuring knob: Tuning::attn_variant (Z123_ATTN_VARIANT=khrcm|khrcm_cv|khrcm_cv_*) takes that
+  // KHR variant instead. The khrcm_cv_* ones are bench-only, built for the default fragment shape
+  // only, with the same 128 queries per workgroup.
   if (const std::string& want = kernels.tuning().attn_variant; !want.empty()) {
-    if (!khr || (want != "khrcm" && want != "khrcm_cv") || (want == "khrcm_cv" && !khr_convert))
-      throw unsupported("Z123_ATTN_VARIANT=" + want + ": not one of khrcm, khrcm_cv, or not available on '" +
-                        kernels.device().info().name + "' (khrcm_cv needs VK_NV_cooperative_matrix2)");
+    const bool needs_convert = want.rfind("khrcm_cv", 0) == 0, bench = want.rfind("khrcm_cv_", 0) == 0;
+    if (!khr || (needs_convert && !khr_convert) || (bench && shape->suffix[0] != '\0'))
+      throw unsupported("Z123_ATTN_VARIANT=" + want + ": not available on '" + kernels.device().info().name +
+                        "' (khrcm_cv* need VK_NV_cooperative_matrix2, khrcm_cv_* the 16x16x16 fragments)");
     suffix = want;
   }
   if (!khr) return {composed_variant(base + "_" + suffix, DType::F16), coopmat_queries_per_group(16), 0};

@@ -191,6 +191,8 @@ Kernels::Kernels(vk::Device& device, const Tuning& tuning)
   if (tuning.attn_cm2_rows != 64)
     require_built("Z123_ATTN_CM2_ROWS", std::to_string(tuning.attn_cm2_rows),
                   {nvcm2_attention_variant(tuning.attn_cm2_rows)});
+  if (!tuning.attn_variant.empty())
+    require_built("Z123_ATTN_VARIANT", tuning.attn_variant, {khr_attention_knob_variant(tuning.attn_variant)});
 }
 
 const vk::Pipeline& Kernels::pipeline(const std::string& shader, uint32_t buffers, uint32_t push_bytes,

@@ -9,6 +9,7 @@
 #include "kernels/gemm_dispatch.hpp"
 #include "util/env_values.hpp"
 #include "z123/error.hpp"
+#include "z123/kernels/attention.hpp"
 #include "z123/kernels/kernels.hpp"
 
 namespace z123 {
@@ -66,7 +67,11 @@ Tuning Tuning::from_environment() {
   t.gemm_split_k = flag("Z123_GEMM_SPLITK", true);
   t.gemm_cm2_tile_n = choice<uint32_t>("Z123_GEMM_CM2_TILE_N", {{"128", 128}, {"256", 256}}, 0);
 
-  t.attn_variant = choice<std::string>("Z123_ATTN_VARIANT", {{"khrcm", "khrcm"}, {"khrcm_cv", "khrcm_cv"}}, "");
+  // The khrcm_cv_* ones are bench-only variants: choosing one in a build without them is refused
+  // by Kernels, naming the build option.
+  std::vector<std::pair<std::string, std::string>> attn_values;
+  for (const std::string& v : kernels::khr_attention_knob_values()) attn_values.emplace_back(v, v);
+  t.attn_variant = choice<std::string>("Z123_ATTN_VARIANT", attn_values, "");
   t.attn_cm2_rows = choice<uint32_t>("Z123_ATTN_CM2_ROWS", {{"64", 64}, {"128", 128}}, 64);
   t.attn_coopmat_generic = flag("Z123_ATTN_COOPMAT_GENERIC");
 

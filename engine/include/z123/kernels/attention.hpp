@@ -69,6 +69,11 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
 // The NV cooperative matrix 2 attention's variant with `rows` query rows per workgroup (64, or
 // 128: Tuning::attn_cm2_rows).
 std::string nvcm2_attention_variant(uint32_t rows);
+// The KHR attention variants Tuning::attn_variant (Z123_ATTN_VARIANT) may name: "khrcm",
+// "khrcm_cv", and the bench-only "khrcm_cv_*" alternatives (shaders/variants/attention.cmake).
+const std::vector<std::string>& khr_attention_knob_values();
+// The variant a knob value names at the default fragment shape ("attention_d64_<value>_f16").
+std::string khr_attention_knob_variant(const std::string& value);
 
 // Head sizes the portable kernel has variants for (16, 32, 64, 80, 512; others throw Unsupported):
 // 64 UNet / CLIP text, 80 CLIP vision, 512 VAE, 16 / 32 the tiny test configurations.
