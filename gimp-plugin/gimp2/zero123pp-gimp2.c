@@ -17,8 +17,8 @@
  * process. So a cancelled run ends at once, whatever step it is in; and because the new image is
  * created only after the views are complete, no half-made image is ever left in GIMP. If the
  * GP_QUIT is read first (libgimp reads the pipe during our next progress call), libgimp calls
- * quit_proc below before exit(): while the engine runs on its worker thread we _exit() there
- * instead, so no destructor runs under the worker's feet. */
+ * quit_proc below before exit(): while the engine is open (loading, or running on its worker
+ * thread) we _exit() there instead, so no destructor runs under its threads' feet. */
 #include <libgimp/gimp.h>
 #include <libgimp/gimpui.h>
 
@@ -58,11 +58,12 @@ const GimpPlugInInfo PLUG_IN_INFO = {NULL, quit, query, run};
 
 MAIN()
 
-/* Set while the engine's worker thread runs (see the comment at the top). */
-static volatile gint generating = 0;
+/* Set while the engine is open (loading on this thread with its compiler threads, or generating
+ * on its worker): see the comment at the top. */
+static volatile gint engine_busy = 0;
 
 static void quit(void) {
-  if (generating) _exit(0);
+  if (engine_busy) _exit(0);
 }
 
 static void query(void) {
@@ -243,7 +244,7 @@ static void on_load(const char* stage, int index, int count, void* user) {
 
 static void on_step(int step, int total, void* user) {
   (void)user;
-  gimp_progress_set_text_printf("Zero123++: step %d of %d", step, total);
+  gimp_progress_set_text_printf("Generating views: step %d of %d", step, total);
   gimp_progress_update(total > 0 ? (double)step / total : 1.0);
 }
 
@@ -301,6 +302,11 @@ static gint32 make_image(gint32 source, const guint8* grid, int mode, gchar** er
       }
     }
     g_free(view);
+    /* The last layer added (view 6) would be the active one: make it view 1, the one on top. */
+    gint n_layers = 0;
+    gint* layers = gimp_image_get_layers(image, &n_layers);
+    if (n_layers > 0) gimp_image_set_active_layer(image, layers[0]);
+    g_free(layers);
   } else {
     const int tiling = mode - OUTPUT_GRID_FIRST;
     int w = 0, h = 0;
@@ -387,11 +393,13 @@ static gint32 generate(gint32 image, gint32 drawable, const Values* v, GimpRunMo
     const char* device = v->device;
     if (mode == GIMP_RUN_NONINTERACTIVE) device = g_getenv("Z123_DEVICE") ? g_getenv("Z123_DEVICE") : "";
     gimp_progress_init("Loading model...");
+    g_atomic_int_set(&engine_busy, 1);
     s = z123p_open(v->model_dir, device, on_load, NULL, &model, &message);
   }
   guint8* grid = NULL;
   if (s == Z123P_OK) {
-    gimp_progress_init_printf("Zero123++: generating on %s", z123p_device_name(model));
+    /* Short texts: GIMP's progress dialog (batch-started runs) is narrow. */
+    gimp_progress_init("Generating views...");
     gimp_progress_update(0.0);
     int width, height, channels;
     guint8* pixels = read_layer(drawable, &width, &height, &channels);
@@ -399,13 +407,12 @@ static gint32 generate(gint32 image, gint32 drawable, const Values* v, GimpRunMo
       s = Z123P_ERROR;
       message = copy_message("out of memory reading the layer");
     } else {
-      g_atomic_int_set(&generating, 1);
       s = z123p_generate(model, pixels, width, height, width * channels, channels, what, &options, &grid, &message);
-      g_atomic_int_set(&generating, 0);
       g_free(pixels);
     }
     z123p_close(model);
   }
+  g_atomic_int_set(&engine_busy, 0);
   g_free(what);
   if (s != Z123P_OK) {
     *error = g_strdup_printf("Zero123++: %s", message ? message : z123p_status_name(s));
