@@ -237,3 +237,26 @@ TEST(PluginCore, ViewsNamesAndPosesAreTheEngines) {
   EXPECT_NE(names[0], nullptr); // lavapipe at least
   z123p_free_list(names);
 }
+
+// The poses JSON is the bytes `zero123pp --views-dir` wrote before it moved into the engine (the
+// CLI, the GIMP parasite and tests/gimp compare against it).
+TEST(PluginCore, ViewsJsonKeepsTheCommandLinesBytes) {
+  EXPECT_EQ(views_json("cube"),
+            "{\n  \"image\": \"cube.png\",\n  \"views\": [\n"
+            "    {\"index\": 0, \"file\": \"cube_view0.png\", \"row\": 0, \"column\": 0, \"azimuth_deg\": 30, "
+            "\"elevation_deg\": 20, \"fov_deg\": 30},\n"
+            "    {\"index\": 1, \"file\": \"cube_view1.png\", \"row\": 0, \"column\": 1, \"azimuth_deg\": 90, "
+            "\"elevation_deg\": -10, \"fov_deg\": 30},\n"
+            "    {\"index\": 2, \"file\": \"cube_view2.png\", \"row\": 1, \"column\": 0, \"azimuth_deg\": 150, "
+            "\"elevation_deg\": 20, \"fov_deg\": 30},\n"
+            "    {\"index\": 3, \"file\": \"cube_view3.png\", \"row\": 1, \"column\": 1, \"azimuth_deg\": 210, "
+            "\"elevation_deg\": -10, \"fov_deg\": 30},\n"
+            "    {\"index\": 4, \"file\": \"cube_view4.png\", \"row\": 2, \"column\": 0, \"azimuth_deg\": 270, "
+            "\"elevation_deg\": 20, \"fov_deg\": 30},\n"
+            "    {\"index\": 5, \"file\": \"cube_view5.png\", \"row\": 2, \"column\": 1, \"azimuth_deg\": 330, "
+            "\"elevation_deg\": -10, \"fov_deg\": 30}\n"
+            "  ]\n}\n");
+  // A long name is not cut (the old fixed 256-byte line buffer would have).
+  const std::string long_name(300, 'x');
+  EXPECT_NE(views_json(long_name).find("\"file\": \"" + long_name + "_view5.png\""), std::string::npos);
+}
