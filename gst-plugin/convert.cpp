@@ -64,16 +64,4 @@ z123::Image image_from_frame(const GstVideoFrame& frame) {
   return img;
 }
 
-void write_tiled(const z123::Image& grid, int view_size, Layout layout, std::uint8_t* dst, std::size_t stride) {
-  const std::size_t view_row = static_cast<std::size_t>(view_size) * 4;
-  for (int i = 0; i < z123::kViewCount; ++i) {
-    const z123::ViewRect src = z123::view_rect(i, z123::kViewColumns * view_size, z123::kViewRows * view_size);
-    const int src_x = src.x, src_y = src.y;
-    const int dst_x = (i % layout.columns) * view_size, dst_y = (i / layout.columns) * view_size;
-    for (int y = 0; y < view_size; ++y)
-      std::memcpy(dst + static_cast<std::size_t>(dst_y + y) * stride + static_cast<std::size_t>(dst_x) * 4,
-                  grid.row(src_y + y) + static_cast<std::size_t>(src_x) * 4, view_row);
-  }
-}
-
 } // namespace z123gst

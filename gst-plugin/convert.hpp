@@ -1,6 +1,6 @@
 // Pixel copies between GStreamer frames and engine images: an input video frame (any supported
-// format, padded rows) into a tight z123::Image, and the engine's 2x3 grid into the output frame
-// with the views re-arranged for the chosen tiling.
+// format, padded rows) into a tight z123::Image. (The grid goes into the output frame through
+// z123::write_tiled.)
 #pragma once
 
 #include <gst/video/video.h>
@@ -21,8 +21,6 @@ bool is_supported_format(GstVideoFormat format);
 // alpha on gray as the model expects); GRAY8 -> 1 channel (replicated to RGB by the engine).
 z123::Image image_from_frame(const GstVideoFrame& frame);
 
-// Copies view i of `grid` (2 columns x 3 rows of view_size squares, RGBA) to cell i of a
-// layout.columns x layout.rows frame at `dst` (rows `stride` bytes apart), filled row by row.
-void write_tiled(const z123::Image& grid, int view_size, Layout layout, std::uint8_t* dst, std::size_t stride);
+// The engine's grid goes into the output frame through z123::write_tiled (z123/views.hpp).
 
 } // namespace z123gst

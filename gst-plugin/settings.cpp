@@ -4,16 +4,6 @@
 
 namespace z123gst {
 
-Layout tiling_layout(Tiling tiling) {
-  switch (tiling) {
-  case Tiling::k3x2: return {3, 2};
-  case Tiling::k6x1: return {6, 1};
-  case Tiling::k1x6: return {1, 6};
-  case Tiling::k2x3: break;
-  }
-  return {z123::kViewColumns, z123::kViewRows}; // the model's own grid
-}
-
 std::string Settings::default_model_dir() {
   const char* env = std::getenv("Z123_MODEL_DIR");
   return env && *env ? env : "models/zero123plus-v1.2";
@@ -29,10 +19,11 @@ GType register_enum(const char* name, const GEnumValue* values) { return g_enum_
 
 GType tiling_get_type() {
   static const GEnumValue values[] = {
-      {int(Tiling::k2x3), "2 columns x 3 rows (640x960 at view-size 320; the model's own layout)", "2x3"},
-      {int(Tiling::k3x2), "3 columns x 2 rows", "3x2"},
-      {int(Tiling::k6x1), "6 views side by side", "6x1"},
-      {int(Tiling::k1x6), "6 views stacked vertically", "1x6"},
+      {int(Tiling::k2x3), "2 columns x 3 rows (640x960 at view-size 320; the model's own layout)",
+       z123::tiling_name(Tiling::k2x3)},
+      {int(Tiling::k3x2), "3 columns x 2 rows", z123::tiling_name(Tiling::k3x2)},
+      {int(Tiling::k6x1), "6 views side by side", z123::tiling_name(Tiling::k6x1)},
+      {int(Tiling::k1x6), "6 views stacked vertically", z123::tiling_name(Tiling::k1x6)},
       {0, nullptr, nullptr}};
   static GType type = register_enum("GstZero123ppTiling", values);
   return type;

@@ -9,12 +9,15 @@
 #include <string>
 
 #include "z123/engine.hpp"
+#include "z123/views.hpp"
 
 namespace z123gst {
 
-// How the six views (engine order: index = 2*row + column of the 2x3 grid) are laid out in the
-// output frame: COLUMNSxROWS, filled row by row.
-enum class Tiling : int { k2x3 = 0, k3x2 = 1, k6x1 = 2, k1x6 = 3 };
+// How the six views are laid out in the output frame: the engine's tilings (z123/views.hpp, shared
+// with the GIMP plug-ins); tiling_get_type() below registers them for the property.
+using z123::Tiling;
+using Layout = z123::TileLayout;
+using z123::tiling_layout;
 // What happens to frames that arrive from a LIVE source while one is already waiting for the
 // worker. Non-live sources always block (nothing is dropped) whatever this says.
 enum class DropPolicy : int { KeepNewest = 0, KeepOldest = 1, Block = 2 };
@@ -25,11 +28,6 @@ using z123::MemoryLayout;
 using z123::Precision;
 using z123::Sampler;
 using z123::Spacing;
-
-struct Layout {
-  int columns, rows;
-};
-Layout tiling_layout(Tiling tiling);
 
 // Limits shared by the property specs and the checks. The engine needs output sides that are
 // multiples of 64 and at most 4096, and the grid it renders is 3 views tall, hence 1344 = 21 * 64.

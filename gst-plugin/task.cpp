@@ -75,7 +75,7 @@ GstFlowReturn generate_and_push(GstZero123pp* self, const Frame& frame) {
     GST_ELEMENT_ERROR(self, RESOURCE, FAILED, ("Could not map an output buffer."), (nullptr));
     return GST_FLOW_ERROR;
   }
-  write_tiled(result.image, im.view_size, layout, map.data, stride);
+  z123::write_tiled(result.image, im.view_size, layout, map.data, stride);
   gst_buffer_unmap(out, &map);
   GST_BUFFER_PTS(out) = frame.pts;
   GST_BUFFER_DTS(out) = frame.dts;

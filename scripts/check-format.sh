@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Fails when a tracked C++ file differs from .clang-format's style. `--fix` rewrites them instead.
+# Fails when a tracked C or C++ file differs from .clang-format's style. `--fix` rewrites them instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mapfile -t files < <(git ls-files '*.cpp' '*.hpp' '*.h' '*.cc')
+mapfile -t files < <(git ls-files '*.cpp' '*.hpp' '*.h' '*.cc' '*.c')
 [ ${#files[@]} -gt 0 ] || exit 0
 if [ "${1:-}" = "--fix" ]; then
   clang-format -i "${files[@]}"

@@ -23,6 +23,9 @@ packages=(
   # videocrop, multifilesrc/sink: good)
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good
+  # The GIMP 2.10 plug-in: libgimp's headers (gimp-2.0, gimpui-2.0 for pkg-config), and GIMP itself
+  # for its batch-mode tests (gimp-console-2.10 is in package gimp on Debian 12 and Ubuntu 24.04)
+  libgimp2.0-dev gimp
   # scripts/download-weights.sh
   curl ca-certificates
   # test references (Pillow for preprocessing parity, numpy)

@@ -21,6 +21,7 @@
 #include "z123/engine.hpp"
 #include "z123/image/codec.hpp"
 #include "z123/image/preprocess.hpp"
+#include "z123/views.hpp"
 
 namespace fs = std::filesystem;
 using namespace z123;
@@ -234,8 +235,12 @@ std::string cannot_create_files_in(const fs::path& dir) {
 }
 
 // An input read as a stream, interruptible (cli/fd_io.hpp): a FIFO or a stalled pipe ends on a signal.
+// An image the engine cannot take (too small) is refused here, before the model loads.
 Image read_input(const std::string& path) {
-  return decode_image(z123cli::read_input_bytes(path), path == "-" ? "<stdin>" : path);
+  const std::string name = path == "-" ? "<stdin>" : path;
+  Image image = decode_image(z123cli::read_input_bytes(path), name);
+  check_input_image(image, name);
+  return image;
 }
 
 // The grid as the file format OUTPUT's extension asks for (checked before the model loaded).
@@ -247,31 +252,12 @@ std::vector<uint8_t> encode_output(const std::string& path, const Image& img) {
   throw invalid_argument("output '" + path + "': unknown extension (use .png, .jpg or .jpeg)");
 }
 
-Image crop(const Image& src, int x0, int y0, int w, int h) {
-  Image out = Image::blank(w, h, src.channels);
-  for (int y = 0; y < h; ++y)
-    std::memcpy(out.row(y), src.row(y0 + y) + static_cast<size_t>(x0) * src.channels, out.row_bytes());
-  return out;
-}
-
 // Stages the six views and their poses (written with the grid by one commit).
 void stage_views(z123cli::StagedFiles& files, const std::string& dir, const std::string& name, const Image& grid) {
   fs::create_directories(dir);
-  auto poses = view_poses();
-  std::string json = "{\n  \"image\": \"" + name + ".png\",\n  \"views\": [\n";
-  for (int i = 0; i < kViewCount; ++i) {
-    std::string file = name + "_view" + std::to_string(i) + ".png";
-    const ViewRect r = view_rect(i, grid.width, grid.height);
-    files.add(fs::path(dir) / file, encode_png(crop(grid, r.x, r.y, r.width, r.height)));
-    char buf[256];
-    std::snprintf(buf, sizeof buf,
-                  "    {\"index\": %d, \"file\": \"%s\", \"row\": %d, \"column\": %d, \"azimuth_deg\": %g, "
-                  "\"elevation_deg\": %g, \"fov_deg\": %g}%s\n",
-                  i, file.c_str(), i / kViewColumns, i % kViewColumns, poses[size_t(i)].azimuth_deg,
-                  poses[size_t(i)].elevation_deg, poses[size_t(i)].fov_deg, i + 1 < kViewCount ? "," : "");
-    json += buf;
-  }
-  json += "  ]\n}\n";
+  for (int i = 0; i < kViewCount; ++i)
+    files.add(fs::path(dir) / view_file_name(name, i), encode_png(view_image(grid, i)));
+  const std::string json = views_json(name);
   files.add(fs::path(dir) / (name + "_views.json"), std::vector<uint8_t>(json.begin(), json.end()));
 }
 
@@ -379,8 +365,7 @@ int run(Args& a) {
   } catch (const Error& e) {
     if (progress) std::fputs("\r\033[K", stderr);
     std::fprintf(stderr, "zero123pp: %s\n", e.what());
-    bool model_problem = e.kind() == ErrorKind::Io || e.kind() == ErrorKind::Format || e.kind() == ErrorKind::Model;
-    return model_problem ? kModelError : kEngineFailure;
+    return classify_failure(e.kind(), FailureStage::Opening) == FailureClass::BadModel ? kModelError : kEngineFailure;
   }
   if (progress) std::fputs("\r\033[K", stderr);
   if (!a.quiet)
@@ -450,9 +435,8 @@ int run(Args& a) {
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::Cancelled) return Interrupt::report();
       std::fprintf(stderr, "\nzero123pp: %s: %s\n", inputs[i].c_str(), e.what());
-      bool input_problem =
-          e.kind() == ErrorKind::Io || e.kind() == ErrorKind::Format || e.kind() == ErrorKind::InvalidArgument;
-      return input_problem ? kBadInput : kEngineFailure;
+      return classify_failure(e.kind(), FailureStage::Generating) == FailureClass::BadInput ? kBadInput
+                                                                                            : kEngineFailure;
     }
   }
   join_closer();

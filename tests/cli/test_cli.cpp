@@ -78,6 +78,19 @@ TEST(CliBadInput, UnreadableInputsExit3NamingTheFile) {
   }
 }
 
+// The engine's smallest input (kMinInputSide), refused when the file is read: exit 3 with a
+// missing model folder shows it came before the model loads. The GIMP plug-in says the same words.
+TEST(CliBadInput, TooSmallImagesExit3BeforeTheModelLoads) {
+  fs::path tiny = temp_dir() / "tiny.png";
+  save_png(tiny, Image::blank(4, 100, 4));
+  CliResult r = cli("--model " + q(temp_dir() / "nomodel") + " --quiet " + q(tiny) + " " + q(temp_dir() / "o.png"));
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(
+      r.out.find("zero123pp: " + tiny.string() + ": 4x100 pixels is too small; each side must be at least 8 pixels"),
+      std::string::npos)
+      << r.out;
+}
+
 TEST(CliBadInput, UnwritableOutputsExit3BeforeAnyWork) {
   fs::path in = test::golden_dir() / "pipeline_input.png";
   CliResult r = cli(kFast + " " + q(in) + " " + q(temp_dir() / "no" / "such" / "dir" / "o.png"));

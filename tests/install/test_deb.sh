@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Usage: test_deb.sh BUILD_DIR THIS_DIR GST(0|1)
+# Usage: test_deb.sh BUILD_DIR THIS_DIR GST(0|1) GIMP(0|1)
 # Packages BUILD_DIR with cpack, unpacks the .deb into a scratch root and runs what it installed
 # from there. Fails with a message naming the first thing missing or broken.
 set -euo pipefail
-build=$1 here=$2 gst=$3
+build=$1 here=$2 gst=$3 gimp=${4:-0}
 data=${Z123_TEST_DATA:-$here/../data}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -56,5 +56,18 @@ if [ "$gst" = 1 ]; then
   grep -E '^\s+License\s+MIT/X11' "$work/inspect.txt" || fail "the plugin's licence is not MIT/X11"
   grep -q "Filename.*$root" "$work/inspect.txt" || fail "gst-inspect did not load the packaged plugin"
   echo "package_deb: gst-inspect-1.0 zero123pp OK"
+fi
+if [ "$gimp" = 1 ]; then
+  gimp_plugin=$root$(pkg-config --variable=gimplibdir gimp-2.0)/plug-ins/zero123pp/zero123pp
+  [ -x "$gimp_plugin" ] || fail "the GIMP plug-in is not in the package at ${gimp_plugin#"$root"}"
+  dpkg-deb --field "$deb" Depends | grep -q libgimp2.0 || fail "Depends lacks libgimp2.0 (dpkg-shlibdeps)"
+  # GIMP registers the packaged plug-in: a user folder of our own holding only it.
+  mkdir -p "$work/gimp2/plug-ins/zero123pp"
+  ln -s "$gimp_plugin" "$work/gimp2/plug-ins/zero123pp/zero123pp"
+  GIMP2_DIRECTORY=$work/gimp2 timeout 300 gimp-console-2.10 -i -d -f \
+    -b '(gimp-message (if (= (car (gimp-procedural-db-proc-exists "plug-in-zero123pp")) 1) "zero123pp registered" "zero123pp missing"))' \
+    -b '(gimp-quit 0)' < /dev/null > "$work/gimp.txt" 2>&1 || { cat "$work/gimp.txt" >&2; fail "gimp-console failed"; }
+  grep -q "zero123pp registered" "$work/gimp.txt" || { cat "$work/gimp.txt" >&2; fail "GIMP did not register the packaged plug-in"; }
+  echo "package_deb: GIMP registers the packaged plug-in-zero123pp OK"
 fi
 echo "package_deb: PASS"

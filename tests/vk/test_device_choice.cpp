@@ -81,7 +81,7 @@ TEST(DeviceChoice, BadSelectorsNameTheDevicesThatExist) {
     vk::choose_device(devs, "7");
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+    EXPECT_EQ(e.kind(), ErrorKind::NoDevice); // "no such device" to the user (the plug-ins' status)
     EXPECT_NE(std::string(e.what()).find("index 7"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("0: llvmpipe"), std::string::npos) << e.what();
   }
@@ -91,7 +91,7 @@ TEST(DeviceChoice, BadSelectorsNameTheDevicesThatExist) {
       vk::choose_device(devs, huge);
       FAIL() << "expected an error for " << huge;
     } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+      EXPECT_EQ(e.kind(), ErrorKind::NoDevice);
       EXPECT_NE(std::string(e.what()).find("out of range"), std::string::npos) << e.what();
     }
   }
@@ -99,6 +99,7 @@ TEST(DeviceChoice, BadSelectorsNameTheDevicesThatExist) {
     vk::choose_device(devs, "radeon");
     FAIL() << "expected an error";
   } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::NoDevice);
     EXPECT_NE(std::string(e.what()).find("'radeon'"), std::string::npos) << e.what();
   }
   std::vector<vk::DeviceInfo> none;

@@ -135,6 +135,23 @@ struct GenerateResult {
 // before loading a model. The model's own constraint (sizes a multiple of 64 for v1.2) is checked by generate().
 void check_generate_options(const GenerateOptions& options);
 
+// The smallest input side generate() takes. The model enlarges the input's short side to 512
+// pixels (its VAE condition) and 224 (CLIP): an image smaller than this holds too little of an
+// object to turn, and such a frame is almost always a mistake (an empty selection, a 1-pixel
+// layer). Front ends check it before loading a model, with this function's words.
+inline constexpr int kMinInputSide = 8;
+// Throws InvalidArgument naming `what` (a file, a layer) for an image generate() cannot take: not
+// 1, 3 or 4 channels, a wrong pixel count, or a side shorter than kMinInputSide.
+void check_input_image(const Image& image, const std::string& what);
+
+// What a failure means to the user, from the error's kind and the call that threw it: the one
+// mapping behind the command line's exit codes and the plug-ins' status codes. Opening: a file
+// problem (Io, Format, Model) is a bad model folder. Generating: Io, Format and InvalidArgument are
+// a bad input. Cancelled is itself; NoDevice is no device; everything else is an engine failure.
+enum class FailureClass { BadModel, BadInput, NoDevice, Cancelled, EngineFailure };
+enum class FailureStage { Opening, Generating };
+FailureClass classify_failure(ErrorKind kind, FailureStage stage);
+
 // The model's grid of views (spec §12), the one definition the engine, the command line and the
 // element use: kViewColumns x kViewRows views, index = kViewColumns·row + column.
 inline constexpr int kViewColumns = 2, kViewRows = 3, kViewCount = kViewColumns * kViewRows;

@@ -464,6 +464,27 @@ void check_generate_options(const GenerateOptions& o) {
         ", height a multiple of " + std::to_string(kViewRows) + ")");
 }
 
+void check_input_image(const Image& image, const std::string& what) {
+  check_image(image, what);
+  if (image.width < kMinInputSide || image.height < kMinInputSide)
+    throw invalid_argument(what + ": " + std::to_string(image.width) + "x" + std::to_string(image.height) +
+                           " pixels is too small; each side must be at least " + std::to_string(kMinInputSide) +
+                           " pixels");
+}
+
+FailureClass classify_failure(ErrorKind kind, FailureStage stage) {
+  switch (kind) {
+  case ErrorKind::Cancelled: return FailureClass::Cancelled;
+  case ErrorKind::NoDevice: return FailureClass::NoDevice;
+  case ErrorKind::Io:
+  case ErrorKind::Format: return stage == FailureStage::Opening ? FailureClass::BadModel : FailureClass::BadInput;
+  case ErrorKind::Model: return stage == FailureStage::Opening ? FailureClass::BadModel : FailureClass::EngineFailure;
+  case ErrorKind::InvalidArgument:
+    return stage == FailureStage::Generating ? FailureClass::BadInput : FailureClass::EngineFailure;
+  default: return FailureClass::EngineFailure;
+  }
+}
+
 GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
   check_generate_options(o);
   if (impl_->generating.load() == std::this_thread::get_id())
@@ -491,7 +512,7 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
   auto t0 = Clock::now();
   std::vector<float> vae_in, clip_in;
   if (!inj || inj->vae_input.empty() || inj->clip_input.empty()) {
-    check_image(input, "input image");
+    check_input_image(input, "input image");
     PreprocessedInputs pre = preprocess(input, cfg.feature_extractor_vae, cfg.feature_extractor_clip);
     vae_in = std::move(pre.vae_nhwc);
     clip_in = std::move(pre.clip_nhwc);

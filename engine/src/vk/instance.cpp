@@ -370,13 +370,15 @@ const DeviceInfo& choose_device(const std::vector<DeviceInfo>& devs, const std::
   if (std::all_of(selector.begin(), selector.end(), [](unsigned char c) { return std::isdigit(c); })) {
     // Length first: a long digit string would overflow std::stoul (std::out_of_range).
     if (selector.size() > 9 || std::stoul(selector) >= devs.size())
-      throw invalid_argument("device index " + selector + " is out of range; devices:" + list());
+      throw Error(ErrorKind::NoDevice, "device index " + selector + " is out of range; devices:" + list());
     return devs[std::stoul(selector)];
   }
   std::string want = lower(selector);
   for (const auto& d : devs)
     if (lower(d.name).find(want) != std::string::npos) return d;
-  throw invalid_argument("no Vulkan device name contains '" + selector + "'; devices:" + list());
+  // NoDevice, not InvalidArgument: for the user it is "no such device" (the plug-ins say so; the
+  // command line's exit status is 1 either way).
+  throw Error(ErrorKind::NoDevice, "no Vulkan device name contains '" + selector + "'; devices:" + list());
 }
 
 std::string describe_device(const DeviceInfo& d) {
