@@ -26,10 +26,16 @@
 #   --no-test        build but do not run the test
 #   --ctest ARGS     CTest's selection instead of "-L gimp3" (one shell word, e.g. "-R gimp3_batch")
 #   --shell          after the other steps, open a shell inside the chroot (mounts held meanwhile)
+#   --run CMD        after the other steps, run CMD with bash in the chroot, in /src (e.g. --no-test
+#                    --run 'build-trixie/tools/zero123pp --list-devices'); its status is the script's
 #   -h, --help       this text
 # Exit status: that of the failing step (the test's when it fails), 0 when all passed.
+# shellcheck disable=SC2317  # the cleanup functions run from traps
 set -euo pipefail
 
+# The whole script is one block, read before any of it runs: a run takes minutes, and the file may
+# change meanwhile (an edit, a rebase); bash would otherwise go on reading the new text mid-run.
+{
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 root=/srv/chroot/trixie-gimp3
 mirror=""
@@ -39,9 +45,10 @@ jobs=2
 do_build=1
 do_test=1
 do_shell=0
+run_cmd=""
 ctest_sel="-L gimp3"
 
-usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
+usage() { awk 'NR == 1 || /shellcheck/ { next } !/^#/ { exit } { sub(/^# ?/, ""); print }' "$0"; }
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -54,6 +61,7 @@ while [ $# -gt 0 ]; do
     --no-test) do_test=0; shift ;;
     --ctest) ctest_sel=$2; shift 2 ;;
     --shell) do_shell=1; shift ;;
+    --run) run_cmd=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "gimp3-env: unknown option $1 (--help lists them)" >&2; exit 2 ;;
   esac
@@ -139,7 +147,7 @@ summary() {
   else
     log "no mounts left under $root"
   fi
-  exit $rc
+  exit "$rc"
 }
 trap summary EXIT
 trap 'exit 130' INT TERM
@@ -216,7 +224,7 @@ log "chroot: $(in_chroot sh -c '. /etc/os-release; echo "$PRETTY_NAME"'), $(in_c
     "$(in_chroot cmake --version | head -n1), $(in_chroot glslc --version | head -n1)," \
     "gimp $(in_chroot pkg-config --modversion gimp-3.0 2>/dev/null || echo '(no gimp-3.0.pc)')"
 
-if [ "$do_shell" -eq 0 ] && [ "$do_build" -eq 0 ]; then exit 0; fi
+if [ "$do_shell" -eq 0 ] && [ "$do_build" -eq 0 ] && [ -z "$run_cmd" ]; then exit 0; fi
 
 # --- 4. build ---------------------------------------------------------------------------------
 if [ "$do_build" -eq 1 ]; then
@@ -248,7 +256,15 @@ if [ "$do_test" -eq 1 ]; then
   step_done "ctest $ctest_sel" "$(($(now) - t))"
 fi
 
+if [ -n "$run_cmd" ]; then
+  log "running in the chroot (in /src): $run_cmd"
+  in_chroot bash -c "cd /src && $run_cmd"
+fi
+
 if [ "$do_shell" -eq 1 ]; then
   log "shell in $root (repository at /src, build at /src/$build_dir); exit to unmount"
   in_chroot bash -i || true
 fi
+
+exit 0
+}
