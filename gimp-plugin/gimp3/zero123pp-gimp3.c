@@ -22,7 +22,8 @@
  * later. A cancelled run therefore ends at once, in whatever step it is; the new image is created
  * only after the views are complete, so no half-made image is ever left in GIMP. If libgimp reads
  * the GP_QUIT first (during our next progress call) it calls the quit method below before exit():
- * while the engine's worker thread runs we _exit() there, so no destructor runs under its feet. */
+ * while the engine is open (loading, with its compiler threads, or generating on its worker
+ * thread) we _exit() there, so no destructor runs under its threads' feet. */
 #include <libgimp/gimp.h>
 #include <libgimp/gimpui.h>
 
@@ -52,12 +53,12 @@ G_DEFINE_TYPE(Zero123ppPlugIn, zero123pp_plug_in, GIMP_TYPE_PLUG_IN)
 
 GIMP_MAIN(ZERO123PP_TYPE_PLUG_IN)
 
-/* Set while the engine's worker thread runs (see the comment at the top). */
-static volatile gint generating = 0;
+/* Set while the engine is open: see the comment at the top. */
+static volatile gint engine_busy = 0;
 
 static void plug_in_quit(GimpPlugIn* plug_in) {
   (void)plug_in;
-  if (g_atomic_int_get(&generating)) _exit(0);
+  if (g_atomic_int_get(&engine_busy)) _exit(0);
 }
 
 static GList* query_procedures(GimpPlugIn* plug_in) {
@@ -233,7 +234,7 @@ static void on_load(const char* stage, int index, int count, void* user) {
 
 static void on_step(int step, int total, void* user) {
   (void)user;
-  gimp_progress_set_text_printf("Zero123++: step %d of %d", step, total);
+  gimp_progress_set_text_printf("Generating views: step %d of %d", step, total);
   gimp_progress_update(total > 0 ? (double)step / total : 1.0);
 }
 
@@ -255,17 +256,17 @@ static gchar* source_name(GimpImage* image) {
   return stem ? stem : g_strdup("untitled");
 }
 
-/* A new layer on top of position `position`, its pixels from `rgba` (rows `rowstride` bytes apart:
- * a view is read straight out of the grid, no copy). */
-static gboolean add_layer(GimpImage* image, const gchar* name, const guint8* rgba, int width, int height, int rowstride,
-                          int position) {
+/* A new layer at stack position `position`, its pixels from `rgba` (rows `rowstride` bytes apart:
+ * a view is read straight out of the grid, no copy). NULL when GIMP refused it. */
+static GimpLayer* add_layer(GimpImage* image, const gchar* name, const guint8* rgba, int width, int height,
+                            int rowstride, int position) {
   GimpLayer* layer =
       gimp_layer_new(image, name, width, height, GIMP_RGBA_IMAGE, 100.0, gimp_image_get_default_new_layer_mode(image));
-  if (!layer || !gimp_image_insert_layer(image, layer, NULL, position)) return FALSE;
+  if (!layer || !gimp_image_insert_layer(image, layer, NULL, position)) return NULL;
   GeglBuffer* buffer = gimp_drawable_get_buffer(GIMP_DRAWABLE(layer));
   gegl_buffer_set(buffer, GEGL_RECTANGLE(0, 0, width, height), 0, babl_format("R'G'B'A u8"), rgba, rowstride);
   g_object_unref(buffer); /* flushes the pixels to GIMP */
-  return TRUE;
+  return layer;
 }
 
 /* Six layers: all 320x320 at offset 0 of a 320x320 image, view 1 on top of the stack (as the GIMP
@@ -276,19 +277,24 @@ static GimpImage* make_image(GimpImage* source, const guint8* grid, int mode, gc
   if (mode == OUTPUT_LAYERS) {
     image = gimp_image_new(Z123P_VIEW_SIZE, Z123P_VIEW_SIZE, GIMP_RGB);
     gimp_image_undo_disable(image);
+    GimpLayer* first = NULL;
     for (int i = 0; i < Z123P_VIEW_COUNT; ++i) {
       int x = 0, y = 0, w = 0, h = 0;
       z123p_view_rect(i, Z123P_GRID_WIDTH, Z123P_GRID_HEIGHT, &x, &y, &w, &h);
       char* label = z123p_view_label(i);
-      const gboolean ok = add_layer(image, label ? label : "View", grid + ((gsize)y * Z123P_GRID_WIDTH + x) * 4, w, h,
-                                    Z123P_GRID_WIDTH * 4, i);
+      GimpLayer* layer = add_layer(image, label ? label : "View", grid + ((gsize)y * Z123P_GRID_WIDTH + x) * 4, w, h,
+                                   Z123P_GRID_WIDTH * 4, i);
       z123p_free(label);
-      if (!ok) {
+      if (i == 0) first = layer;
+      if (!layer) {
         gimp_image_delete(image);
         *error = g_strdup("Zero123++: cannot add a layer to the new image");
         return NULL;
       }
     }
+    /* The last layer added (view 6) would be the selected one: select view 1, the one on top. */
+    const GimpLayer* selected[] = {first, NULL};
+    gimp_image_set_selected_layers(image, selected);
   } else {
     const int tiling = mode - OUTPUT_GRID_FIRST;
     int w = 0, h = 0;
@@ -300,7 +306,7 @@ static GimpImage* make_image(GimpImage* source, const guint8* grid, int mode, gc
     image = gimp_image_new(w, h, GIMP_RGB);
     gimp_image_undo_disable(image);
     gchar* name = g_strdup_printf("Zero123++ views (%s)", z123p_tiling_name(tiling));
-    const gboolean ok = add_layer(image, name, tiled, w, h, w * 4, 0);
+    const gboolean ok = add_layer(image, name, tiled, w, h, w * 4, 0) != NULL;
     g_free(name);
     z123p_free(tiled);
     if (!ok) {
@@ -408,9 +414,11 @@ static GimpValueArray* run(GimpProcedure* procedure, GimpRunMode run_mode, GimpI
   if (s == Z123P_OK) {
     z123p_model* model = NULL;
     gimp_progress_init("Loading model...");
+    g_atomic_int_set(&engine_busy, 1);
     s = z123p_open(model_dir, device, on_load, NULL, &model, &message);
     if (s == Z123P_OK) {
-      gimp_progress_init_printf("Zero123++: generating on %s", z123p_device_name(model));
+      /* Short texts: GIMP's progress dialog (batch-started runs) is narrow. */
+      gimp_progress_init("Generating views...");
       gimp_progress_update(0.0);
       int width = 0, height = 0, channels = 0;
       guint8* pixels = read_drawable(drawable, &width, &height, &channels);
@@ -418,13 +426,12 @@ static GimpValueArray* run(GimpProcedure* procedure, GimpRunMode run_mode, GimpI
         s = Z123P_ERROR;
         own_words = "out of memory reading the layer";
       } else {
-        g_atomic_int_set(&generating, 1);
         s = z123p_generate(model, pixels, width, height, width * channels, channels, what, &options, &grid, &message);
-        g_atomic_int_set(&generating, 0);
         g_free(pixels);
       }
       z123p_close(model);
     }
+    g_atomic_int_set(&engine_busy, 0);
   }
   g_free(what);
   g_free(model_dir);

@@ -5,7 +5,8 @@
 #   views:          loads the sample cube (zero123pp-sample-image), runs the plug-in with the tiny
 #                   test model (1 step, seed 7, six layers), exports each layer to PNG and compares
 #                   its pixels byte for byte with the views `zero123pp --views-dir` writes for the
-#                   same input, seed and device; the poses parasite must equal the CLI's
+#                   same input, seed and device, then again as a 2x3 grid, which must equal the
+#                   CLI's grid file; the poses parasite must equal the CLI's
 #                   <name>_views.json byte for byte, and the layers must be named as the core names
 #                   them.
 #   missing-model:  the plug-in with a model folder that does not exist must fail cleanly (GIMP
@@ -76,6 +77,9 @@ views)
        (i 0))
   (display (string-append "plug-in returned an image of " (number->string (vector-length views)) " layers"))
   (newline)
+  (display (string-append "selected layer: "
+                          (car (gimp-item-get-name (vector-ref (car (gimp-image-get-selected-layers out)) 0)))))
+  (newline)
   (while (< i (vector-length views))
     (let* ((one (car (gimp-image-new 320 320 RGB)))
            (copy (car (gimp-layer-new-from-drawable (vector-ref views i) one))))
@@ -93,6 +97,18 @@ views)
     (display (caddr (car (gimp-image-get-parasite out "zero123pp-poses"))) poses)
     (close-output-port poses))
   (gimp-image-delete out)
+  ; The grid form: one 640x960 layer, the CLI's grid file.
+  (let ((grid (car (plug-in-zero123pp #:run-mode RUN-NONINTERACTIVE #:image img #:drawables (vector layer)
+                                      #:model-dir "$model" #:steps $steps #:seed $seed
+                                      #:output-mode "grid-2x3" #:device "$device"))))
+    (display (string-append "grid: " (number->string (car (gimp-image-get-width grid))) "x"
+                            (number->string (car (gimp-image-get-height grid))) ", "
+                            (number->string (vector-length (car (gimp-image-get-layers grid)))) " layer"))
+    (newline)
+    (file-png-export #:run-mode RUN-NONINTERACTIVE #:image grid #:file "$work/gimp/cube.png"
+                     #:save-transparent TRUE #:bkgd FALSE #:phys FALSE #:time FALSE
+                     #:include-thumbnail FALSE #:compression 1)
+    (gimp-image-delete grid))
   (gimp-image-delete img))
 EOF
   t=$(date +%s)
@@ -103,18 +119,22 @@ EOF
   [ "$status" -eq 0 ] || fail "gimp-console-3.0 exited with $status"
   grep -q "batch command executed successfully" "$work/gimp.log" || fail "the batch command did not succeed"
   grep -q "plug-in returned an image of 6 layers" "$work/gimp.log" || fail "the plug-in did not return six layers"
+  grep -q "selected layer: View 1:" "$work/gimp.log" || fail "view 1 is not the selected layer"
+  grep -q "grid: 640x960, 1 layer" "$work/gimp.log" || fail "the grid-2x3 output is not one 640x960 layer"
 
   for i in 0 1 2 3 4 5; do
     "$compare" "$work/gimp/cube_view$i.png" "$work/cli/cube_view$i.png" \
       || fail "view $i: the plug-in's pixels differ from the CLI's"
   done
+  "$compare" "$work/gimp/cube.png" "$work/cli/cube.png" || fail "the grid-2x3 output differs from the CLI's grid"
   cmp "$work/gimp/cube_views.json" "$work/cli/cube_views.json" \
     || fail "the poses parasite differs from the CLI's cube_views.json"
   log "poses parasite zero123pp-poses = CLI's cube_views.json, byte for byte ($(wc -c < "$work/cli/cube_views.json") bytes)"
   log "layer names: $(paste -sd '|' "$work/gimp/layers.txt")"
   [ "$(wc -l < "$work/gimp/layers.txt")" -eq 6 ] || fail "expected six layer names"
   grep -q "azimuth 30" "$work/gimp/layers.txt" || fail "the first layer is not named by its azimuth"
-  log "PASS: six layers byte-identical to zero123pp --views-dir (seed $seed, $steps step), in $(elapsed)"
+  log "PASS: six layers byte-identical to zero123pp --views-dir and the 2x3 grid to its grid (seed $seed," \
+      "$steps step), in $(elapsed)"
   ;;
 
 missing-model)
