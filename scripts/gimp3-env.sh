@@ -10,11 +10,13 @@
 #   1. installs debootstrap on the host if missing (a Debian 12 package, from the host's sources);
 #   2. debootstraps trixie (--variant=minbase) into ROOT (default /srv/chroot/trixie-gimp3);
 #   3. installs the build and test packages inside it (apt-get, no recommends; missing ones only);
-#   4. bind-mounts /proc, /sys, /dev, /dev/pts and this repository (at /src) into it;
-#   5. configures and builds in /src/BUILD (default build-trixie, git-ignored, used by no host
+#   4. bind-mounts /proc, /sys, /dev, /dev/pts and this repository (at its own path, so that paths
+#      in logs and in the build folder are the host's) into it;
+#   5. configures and builds in REPO/BUILD (default build-trixie, git-ignored, used by no host
 #      build) with trixie's own g++, CMake and glslc (never the host's .toolchain/ glslc);
 #   6. runs `ctest -L gimp3` there.
 # The mounts are undone on any exit (trap), also after a failure or Ctrl-C; ROOT is kept for reuse.
+# Runs that share a ROOT take turns (a lock file beside it), so two clones never mix their mounts.
 #
 # Usage: scripts/gimp3-env.sh [options]           (as root)
 #   --root DIR       chroot folder (default /srv/chroot/trixie-gimp3)
@@ -26,7 +28,7 @@
 #   --no-test        build but do not run the test
 #   --ctest ARGS     CTest's selection instead of "-L gimp3" (one shell word, e.g. "-R gimp3_batch")
 #   --shell          after the other steps, open a shell inside the chroot (mounts held meanwhile)
-#   --run CMD        after the other steps, run CMD with bash in the chroot, in /src (e.g. --no-test
+#   --run CMD        after the other steps, run CMD with bash in the chroot, in the repository (e.g. --no-test
 #                    --run 'build-trixie/tools/zero123pp --list-devices'); its status is the script's
 #   -h, --help       this text
 # Exit status: that of the failing step (the test's when it fails), 0 when all passed.
@@ -165,6 +167,13 @@ fi
 log "host: $(debootstrap --version 2>/dev/null || echo debootstrap); mirror $mirror"
 
 # --- 2. the chroot --------------------------------------------------------------------------
+# One run at a time per ROOT: they would share its apt and, worse, unmount each other's mounts.
+mkdir -p "$(dirname "$root")"
+exec 9> "$root.lock"
+if ! flock -n 9; then
+  log "another run holds $root.lock; waiting for it"
+  flock 9
+fi
 unmount_stale
 if [ "$fresh" -eq 1 ]; then
   log "--fresh: removing $root and $repo/$build_dir"
@@ -178,10 +187,18 @@ else
     log "$root exists without $marker (an interrupted debootstrap): starting it again"
     rm -rf --one-file-system "$root"
   fi
-  mkdir -p "$(dirname "$root")"
   log "debootstrap --variant=minbase trixie $root $mirror"
-  debootstrap --variant=minbase --keyring=/usr/share/keyrings/debian-archive-keyring.gpg \
-    trixie "$root" "$mirror"
+  # A second try after a failure: a mirror's hiccup should not fail a CI run.
+  for attempt in 1 2; do
+    if debootstrap --variant=minbase --keyring=/usr/share/keyrings/debian-archive-keyring.gpg \
+         trixie "$root" "$mirror"; then
+      break
+    fi
+    [ "$attempt" -eq 1 ] || { log "debootstrap failed twice"; exit 1; }
+    log "debootstrap failed; trying once more from scratch"
+    unmount_stale
+    rm -rf --one-file-system "$root"
+  done
   touch "$marker"
   step_done "debootstrap trixie (minbase)" "$(($(now) - t))"
 fi
@@ -189,8 +206,8 @@ fi
 # The chroot's own apt configuration (never the host's): its sources.list, no recommends, and no
 # service starts from package scripts.
 echo "deb $mirror trixie main" > "$root/etc/apt/sources.list"
-printf 'APT::Install-Recommends "false";\nAPT::Install-Suggests "false";\n' \
-  > "$root/etc/apt/apt.conf.d/90z123-no-recommends"
+printf 'APT::Install-Recommends "false";\nAPT::Install-Suggests "false";\nAcquire::Retries "3";\n' \
+  > "$root/etc/apt/apt.conf.d/90z123"
 printf '#!/bin/sh\nexit 101\n' > "$root/usr/sbin/policy-rc.d"
 chmod +x "$root/usr/sbin/policy-rc.d"
 cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
@@ -199,7 +216,7 @@ mount_in "$root/proc" -t proc proc
 mount_in "$root/sys" -t sysfs sysfs
 mount_in "$root/dev" --bind /dev
 mount_in "$root/dev/pts" --bind /dev/pts
-mount_in "$root/src" --bind "$repo"
+mount_in "$root$repo" --bind "$repo"
 
 # --- 3. packages ------------------------------------------------------------------------------
 t=$(now)
@@ -234,35 +251,42 @@ if [ "$do_build" -eq 1 ]; then
   # (tests/gimp3: z123_gimp3_test_deps), not the whole suite: that is what scripts/test.sh is for.
   # Debian 13 has no GIMP 2.10 (libgimp2.0-dev), so the 2.10 plug-in is off and the GIMP 3 one
   # required (a missing gimp-3.0.pc fails the configure step instead of skipping the test).
-  in_chroot cmake -S /src -B "/src/$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  # A build folder configured for another source path (a moved or copied clone) is started anew:
+  # CMake refuses to reuse it.
+  cache="$repo/$build_dir/CMakeCache.txt"
+  if [ -f "$cache" ] && ! grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$repo" "$cache"; then
+    log "$build_dir was configured for another source folder; removing it"
+    rm -rf "${repo:?}/$build_dir"
+  fi
+  in_chroot cmake -S "$repo" -B "$repo/$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DZ123_WERROR=ON -DZ123_BUILD_GST=OFF -DZ123_BUILD_TESTS=ON -DZ123_GLSLC=/usr/bin/glslc \
     -DZ123_BUILD_GIMP_PLUGIN=OFF -DZ123_BUILD_GIMP3_PLUGIN=ON
   targets=(zero123pp zero123pp-sample-image)
-  if in_chroot ninja -C "/src/$build_dir" -t targets all 2>/dev/null | grep -q '^z123_gimp3_test_deps:'; then
+  if in_chroot ninja -C "$repo/$build_dir" -t targets all 2>/dev/null | grep -q '^z123_gimp3_test_deps:'; then
     targets=(z123_gimp3_test_deps)
   fi
   log "building ${targets[*]} with -j$jobs"
-  in_chroot cmake --build "/src/$build_dir" -j"$jobs" --target "${targets[@]}"
+  in_chroot cmake --build "$repo/$build_dir" -j"$jobs" --target "${targets[@]}"
   step_done "configure + build (${targets[*]})" "$(($(now) - t))"
 fi
 
 # --- 5. test ----------------------------------------------------------------------------------
 if [ "$do_test" -eq 1 ]; then
   t=$(now)
-  log "ctest $ctest_sel in /src/$build_dir"
+  log "ctest $ctest_sel in $repo/$build_dir"
   # shellcheck disable=SC2086  # ctest_sel is a selection of CTest options
-  in_chroot sh -c "cd /src/$build_dir && ctest $ctest_sel --output-on-failure --no-tests=error" \
+  in_chroot sh -c "cd '$repo/$build_dir' && ctest $ctest_sel --output-on-failure --no-tests=error" \
     || { rc=$?; step_done "ctest $ctest_sel (FAILED)" "$(($(now) - t))"; exit $rc; }
   step_done "ctest $ctest_sel" "$(($(now) - t))"
 fi
 
 if [ -n "$run_cmd" ]; then
-  log "running in the chroot (in /src): $run_cmd"
-  in_chroot bash -c "cd /src && $run_cmd"
+  log "running in the chroot (in $repo): $run_cmd"
+  in_chroot bash -c "cd '$repo' && $run_cmd"
 fi
 
 if [ "$do_shell" -eq 1 ]; then
-  log "shell in $root (repository at /src, build at /src/$build_dir); exit to unmount"
+  log "shell in $root (repository at $repo, build at $repo/$build_dir); exit to unmount"
   in_chroot bash -i || true
 fi
 
