@@ -14,7 +14,7 @@
 #      in logs and in the build folder are the host's) into it;
 #   5. configures and builds in REPO/BUILD (default build-trixie, git-ignored, used by no host
 #      build) with trixie's own g++, CMake and glslc (never the host's .toolchain/ glslc);
-#   6. runs `ctest -L gimp3` there.
+#   6. runs `ctest -L gimp3 -V` there (verbose: the log shows the byte-for-byte comparisons).
 # The mounts are undone on any exit (trap), also after a failure or Ctrl-C; ROOT is kept for reuse.
 # Runs that share a ROOT take turns (a lock file beside it), so two clones never mix their mounts.
 #
@@ -26,7 +26,7 @@
 #   --jobs N         build jobs (default 2)
 #   --no-build       stop after preparing the chroot
 #   --no-test        build but do not run the test
-#   --ctest ARGS     CTest's selection instead of "-L gimp3" (one shell word, e.g. "-R gimp3_batch")
+#   --ctest ARGS     CTest's arguments instead of "-L gimp3 -V" (one shell word, e.g. "-R gimp3_views")
 #   --shell          after the other steps, open a shell inside the chroot (mounts held meanwhile)
 #   --run CMD        after the other steps, run CMD with bash in the chroot, in the repository (e.g. --no-test
 #                    --run 'build-trixie/tools/zero123pp --list-devices'); its status is the script's
@@ -48,7 +48,7 @@ do_build=1
 do_test=1
 do_shell=0
 run_cmd=""
-ctest_sel="-L gimp3"
+ctest_sel="-L gimp3 -V"
 
 usage() { awk 'NR == 1 || /shellcheck/ { next } !/^#/ { exit } { sub(/^# ?/, ""); print }' "$0"; }
 
