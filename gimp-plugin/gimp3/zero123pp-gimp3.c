@@ -111,7 +111,7 @@ static GimpProcedure* create_procedure(GimpPlugIn* plug_in, const gchar* name) {
   gimp_procedure_add_string_argument(procedure, "model-dir", "_Model folder",
                                      "Model folder (diffusers layout of sudo-ai/zero123plus-v1.2)", "",
                                      G_PARAM_READWRITE);
-  gimp_procedure_add_int_argument(procedure, "steps", "_Steps",
+  gimp_procedure_add_int_argument(procedure, "steps", "Ste_ps",
                                   "Denoising steps (28 is the default, 75 for more detail)", Z123P_STEPS_MIN,
                                   Z123P_STEPS_MAX, Z123P_STEPS_DEFAULT, G_PARAM_READWRITE);
   gimp_procedure_add_double_argument(procedure, "guidance", "_Guidance",
@@ -120,14 +120,14 @@ static GimpProcedure* create_procedure(GimpPlugIn* plug_in, const gchar* name) {
   gimp_procedure_add_int_argument(procedure, "seed", "S_eed",
                                   "Random seed (-1 = a random one); the same seed gives the same views", -1, G_MAXINT32,
                                   0, G_PARAM_READWRITE);
-  gimp_procedure_add_choice_argument(procedure, "output-mode", "_Output",
+  gimp_procedure_add_choice_argument(procedure, "output-mode", "O_utput",
                                      "Six layers, or one layer with the views tiled", output_choice(), "layers",
                                      G_PARAM_READWRITE);
   gimp_procedure_add_string_argument(procedure, "device", "_Vulkan device",
                                      "Vulkan device: \"\" for the best one (or $Z123_DEVICE when set), else an "
                                      "index or a name substring (zero123pp --list-devices)",
                                      "", G_PARAM_READWRITE);
-  gimp_procedure_add_boolean_aux_argument(procedure, "random-seed", "_Random seed",
+  gimp_procedure_add_boolean_aux_argument(procedure, "random-seed", "Ra_ndom seed",
                                           "Draw a new seed on every run (the dialog then shows the seed used)", FALSE,
                                           G_PARAM_READWRITE);
   gimp_procedure_add_image_return_value(procedure, "new-image", "New image", "The new image with the six views", FALSE,
