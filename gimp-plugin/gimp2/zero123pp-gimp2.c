@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gimp_progress.h"
 #include "zero123pp_plugin.h"
 
 #define PLUG_IN_PROC "plug-in-zero123pp"
@@ -234,20 +235,6 @@ static char* copy_message(const char* text) {
   return p;
 }
 
-/* ---- progress ---- */
-
-static void on_load(const char* stage, int index, int count, void* user) {
-  (void)user;
-  gimp_progress_set_text_printf("Loading model... %s (%d/%d)", stage, index, count);
-  gimp_progress_update(count > 0 ? (double)(index - 1) / count : 0.0);
-}
-
-static void on_step(int step, int total, void* user) {
-  (void)user;
-  gimp_progress_set_text_printf("Generating views: step %d of %d", step, total);
-  gimp_progress_update(total > 0 ? (double)step / total : 1.0);
-}
-
 /* ---- the new image ---- */
 
 /* The name the poses JSON gives the files: the stem of the source image's file, as the command
@@ -376,7 +363,7 @@ static gint32 generate(gint32 image, gint32 drawable, const Values* v, GimpRunMo
   options.steps = v->steps;
   options.guidance = v->guidance;
   options.seed = (guint64)(v->seed < 0 ? g_random_int_range(0, G_MAXINT32) : v->seed);
-  options.on_step = on_step;
+  options.on_step = z123gimp_on_step;
 
   gchar* layer_name = gimp_item_get_name(drawable);
   gchar* what = g_strdup_printf("layer '%s'", layer_name ? layer_name : "");
@@ -394,7 +381,7 @@ static gint32 generate(gint32 image, gint32 drawable, const Values* v, GimpRunMo
     if (mode == GIMP_RUN_NONINTERACTIVE) device = g_getenv("Z123_DEVICE") ? g_getenv("Z123_DEVICE") : "";
     gimp_progress_init("Loading model...");
     g_atomic_int_set(&engine_busy, 1);
-    s = z123p_open(v->model_dir, device, on_load, NULL, &model, &message);
+    s = z123p_open(v->model_dir, device, z123gimp_on_load, NULL, &model, &message);
   }
   guint8* grid = NULL;
   if (s == Z123P_OK) {

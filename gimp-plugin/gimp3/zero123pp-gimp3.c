@@ -31,6 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gimp_progress.h"
 #include "zero123pp_plugin.h"
 
 #define PLUG_IN_PROC "plug-in-zero123pp"
@@ -224,20 +225,6 @@ static gboolean run_dialog(GimpProcedure* procedure, GimpProcedureConfig* config
   return ok;
 }
 
-/* ---- progress ---- */
-
-static void on_load(const char* stage, int index, int count, void* user) {
-  (void)user;
-  gimp_progress_set_text_printf("Loading model... %s (%d/%d)", stage, index, count);
-  gimp_progress_update(count > 0 ? (double)(index - 1) / count : 0.0);
-}
-
-static void on_step(int step, int total, void* user) {
-  (void)user;
-  gimp_progress_set_text_printf("Generating views: step %d of %d", step, total);
-  gimp_progress_update(total > 0 ? (double)step / total : 1.0);
-}
-
 /* ---- the new image ---- */
 
 /* The name the poses JSON gives the files: the stem of the source image's file, as the command
@@ -396,7 +383,7 @@ static GimpValueArray* run(GimpProcedure* procedure, GimpRunMode run_mode, GimpI
   options.steps = steps;
   options.guidance = guidance;
   options.seed = (guint64)seed;
-  options.on_step = on_step;
+  options.on_step = z123gimp_on_step;
 
   gchar* layer_name = gimp_item_get_name(GIMP_ITEM(drawable));
   gchar* what = g_strdup_printf("layer '%s'", layer_name ? layer_name : "");
@@ -415,7 +402,7 @@ static GimpValueArray* run(GimpProcedure* procedure, GimpRunMode run_mode, GimpI
     z123p_model* model = NULL;
     gimp_progress_init("Loading model...");
     g_atomic_int_set(&engine_busy, 1);
-    s = z123p_open(model_dir, device, on_load, NULL, &model, &message);
+    s = z123p_open(model_dir, device, z123gimp_on_load, NULL, &model, &message);
     if (s == Z123P_OK) {
       /* Short texts: GIMP's progress dialog (batch-started runs) is narrow. */
       gimp_progress_init("Generating views...");
