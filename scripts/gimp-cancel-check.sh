@@ -18,23 +18,8 @@ plugin=$build/gimp-plugin/gimp2/plug-ins/zero123pp/zero123pp
 [ -x "$plugin" ] || { echo "gimp-cancel-check: no plug-in at $plugin" >&2; exit 1; }
 model=${Z123_MODEL_DIR:-$repo/tests/data/golden/tiny-model}
 
-missing=()
-for p in xvfb x11-utils xdotool gtk2-engines-pixbuf; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO=sudo
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
-
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
+source "$repo/scripts/lib/virtual-display.sh"
+install_missing gimp-cancel-check xvfb x11-utils xdotool gtk2-engines-pixbuf
 mkdir -p "$work/gimp2/plug-ins/zero123pp"
 for data in brushes gradients patterns palettes tool-presets; do mkdir -p "$work/gimp2/$data"; done
 ln -s "$plugin" "$work/gimp2/plug-ins/zero123pp/zero123pp"

@@ -17,25 +17,9 @@ plugin=$build/gimp-plugin/gimp2/plug-ins/zero123pp/zero123pp
 model=${Z123_MODEL_DIR:-$repo/tests/data/golden/tiny-model}
 steps=${Z123_SCREENSHOT_STEPS:-1}
 
-missing=()
 # gtk2-engines-pixbuf: the "pixmap" engine GIMP 2.10's theme draws its widgets with.
-for p in xvfb x11-utils imagemagick xdotool gtk2-engines-pixbuf; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "gimp-screenshots: installing ${missing[*]}"
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO=sudo
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
-
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
+source "$repo/scripts/lib/virtual-display.sh"
+install_missing gimp-screenshots xvfb x11-utils imagemagick xdotool gtk2-engines-pixbuf
 mkdir -p "$work/gimp2/plug-ins/zero123pp" "$repo/docs/images"
 ln -s "$plugin" "$work/gimp2/plug-ins/zero123pp/zero123pp"
 "$build/tools/zero123pp-sample-image" --size 320 "$work/cube.png"
