@@ -25,11 +25,7 @@ for data in brushes gradients patterns palettes tool-presets; do mkdir -p "$work
 ln -s "$plugin" "$work/gimp2/plug-ins/zero123pp/zero123pp"
 "$build/tools/zero123pp-sample-image" "$work/cube.png"
 
-display=:$((80 + RANDOM % 9))
-Xvfb "$display" -screen 0 1280x960x24 -nolisten tcp > "$work/xvfb.log" 2>&1 &
-pids+=($!)
-export DISPLAY=$display
-for _ in $(seq 50); do xdpyinfo > /dev/null 2>&1 && break; sleep 0.2; done
+start_xvfb 80
 
 # 200 steps: far longer than the check takes. -c: messages to the console (the log).
 GIMP2_DIRECTORY=$work/gimp2 gimp-2.10 --verbose -c -n -s -d -f "$work/cube.png" \

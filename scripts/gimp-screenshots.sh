@@ -24,11 +24,12 @@ mkdir -p "$work/gimp2/plug-ins/zero123pp" "$repo/docs/images"
 ln -s "$plugin" "$work/gimp2/plug-ins/zero123pp/zero123pp"
 "$build/tools/zero123pp-sample-image" --size 320 "$work/cube.png"
 
-display=:$((90 + RANDOM % 9))
-Xvfb "$display" -screen 0 1280x960x24 -nolisten tcp > "$work/xvfb.log" 2>&1 &
-pids+=($!)
-export DISPLAY=$display
-for _ in $(seq 50); do xdpyinfo > /dev/null 2>&1 && break; sleep 0.2; done 2> /dev/null || true
+start_xvfb 90
+no_window() {
+  echo "gimp-screenshots: no window named '$1' after $2 s; GIMP said:" >&2
+  cat "$work/gimp.log" >&2
+  exit 1
+}
 
 # The dialog opens on the cube's image, starting from the script's values (model folder, steps,
 # guidance 4, seed 7, six layers).
@@ -38,19 +39,8 @@ GIMP2_DIRECTORY=$work/gimp2 Z123_MODEL_DIR=$model gimp-2.10 -n -s -d -f "$work/c
   > "$work/gimp.log" 2>&1 &
 pids+=($!)
 
-# Waits (up to $2 s) for a window whose name matches $1; prints its id.
-wait_window() {
-  local id=""
-  for _ in $(seq $(($2 * 2))); do
-    id=$(xdotool search --onlyvisible --name "$1" 2> /dev/null | tail -n1) && [ -n "$id" ] && { echo "$id"; return 0; }
-    sleep 0.5
-  done
-  echo "gimp-screenshots: no window named '$1' after $2 s; GIMP said:" >&2
-  cat "$work/gimp.log" >&2
-  return 1
-}
 
-dialog=$(wait_window "Zero123\+\+ Novel Views" 180)
+dialog=$(wait_window "Zero123\+\+ Novel Views" 180) || no_window "Zero123++ Novel Views" 180
 sleep 2 # let it draw
 import -window "$dialog" "$work/dialog.png"
 convert "$work/dialog.png" -strip -colors 256 PNG8:"$repo/docs/images/gimp-dialog.png"
@@ -60,7 +50,7 @@ echo "gimp-screenshots: docs/images/gimp-dialog.png ($(du -h "$repo/docs/images/
 # No window manager, so no keyboard focus for the dialog: click its OK button (bottom right).
 eval "$(xdotool getwindowgeometry --shell "$dialog")"
 xdotool mousemove --window "$dialog" $((WIDTH - 55)) $((HEIGHT - 27)) click 1
-result=$(wait_window "6 layers" 3600)
+result=$(wait_window "6 layers" 3600) || no_window "6 layers" 3600
 sleep 3
 import -window "$result" "$work/result.png"
 # A GIMP image window is large; scaled so the README shows it whole and the file stays small.

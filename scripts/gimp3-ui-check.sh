@@ -34,11 +34,7 @@ cp "$plugin" "$profile/plug-ins/zero123pp/zero123pp"
 echo '(single-window-mode no)' > "$profile/sessionrc"
 "$build/tools/zero123pp-sample-image" --size 320 "$work/cube.png"
 
-display=:$((70 + RANDOM % 9))
-Xvfb "$display" -screen 0 1280x960x24 -nolisten tcp > "$work/xvfb.log" 2>&1 &
-pids+=($!)
-export DISPLAY=$display
-for _ in $(seq 50); do xdpyinfo > /dev/null 2>&1 && break; sleep 0.2; done
+start_xvfb 70
 
 export GIMP3_DIRECTORY=$profile Z123_MODEL_DIR=$model HOME=$work XDG_CACHE_HOME=$build/tests/gimp3/work/cache
 gimp-3.0 --no-splash --console-messages "$work/cube.png" --batch-interpreter=plug-in-script-fu-eval \
@@ -57,15 +53,6 @@ fail() {
   exit 1
 }
 
-# Waits (up to $2 s) for a visible window whose name matches $1; prints its id.
-wait_window() {
-  local id=""
-  for _ in $(seq $(($2 * 2))); do
-    id=$(xdotool search --onlyvisible --name "$1" 2> /dev/null | tail -n1) && [ -n "$id" ] && { echo "$id"; return 0; }
-    sleep 0.5
-  done
-  return 1
-}
 
 dialog=$(wait_window "Zero123\+\+ Novel Views" 240) || fail "no plug-in dialog after 240 s"
 # GIMP 3 greets a new profile with its welcome dialog; out of the way.

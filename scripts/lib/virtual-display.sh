@@ -27,3 +27,31 @@ cleanup_virtual_display() {
   rm -rf "$work"
 }
 trap cleanup_virtual_display EXIT
+
+# start_xvfb BASE: a virtual X display :BASE..:BASE+8 (random, so that the scripts may run side by
+# side), exported as DISPLAY, once it answers (up to 10 s); the server is in $pids.
+start_xvfb() {
+  local display=:$(($1 + RANDOM % 9))
+  Xvfb "$display" -screen 0 1280x960x24 -nolisten tcp > "$work/xvfb.log" 2>&1 &
+  pids+=($!)
+  export DISPLAY=$display
+  for _ in $(seq 50); do
+    xdpyinfo > /dev/null 2>&1 && return 0
+    sleep 0.2
+  done
+  return 0 # the first X client's own error says more than a timeout here
+}
+
+# wait_window NAME SECONDS: waits (up to SECONDS) for a visible window whose name matches the
+# regular expression NAME and prints its id; returns 1 without one (the caller says why).
+wait_window() {
+  local id=""
+  for _ in $(seq $(($2 * 2))); do
+    id=$(xdotool search --onlyvisible --name "$1" 2> /dev/null | tail -n1) && [ -n "$id" ] && {
+      echo "$id"
+      return 0
+    }
+    sleep 0.5
+  done
+  return 1
+}
