@@ -89,6 +89,40 @@ vec4 load_key(bool value, uint b, uint h, uint j, uint c, uint nkt) {
 // One float of a shared vector array, by float index.
 #define AT(arr, n, i) arr[(i) / (n)][(i) % (n)]
 
+// The next K/V tile travels through registers: loaded from global memory before S = QKᵀ of the
+// current tile and stored into shared memory once the tile's last reader is past a barrier, so
+// the loads' latency hides behind the arithmetic instead of stalling the workgroup (with one
+// 256-invocation workgroup per SM nothing else would run meanwhile).
+#define KV_VECS (BK * (D / 4))             // vec4 units per K (or V) tile
+#define KV_ITERS ((KV_VECS + NT - 1) / NT) // units per invocation
+vec4 k_pre[KV_ITERS], v_pre[KV_ITERS];
+
+void prefetch_tile(uint t0, uint b, uint h, uint nkt) {
+  [[unroll]] for (uint p = 0; p < KV_ITERS; ++p) {
+    uint idx = gl_LocalInvocationIndex + p * NT;
+    if (KV_VECS % NT != 0 && idx >= KV_VECS) break;
+    uint kk = idx % BK, d4 = idx / BK;             // Kᵀ: consecutive invocations on consecutive keys
+    uint vk = idx / (D / 4), vd4 = idx % (D / 4);  // V: whole rows, consecutive invocations along d
+    k_pre[p] = load_key(false, b, h, t0 + kk, d4 * 4, nkt);
+    v_pre[p] = load_key(true, b, h, t0 + vk, vd4 * 4, nkt);
+  }
+}
+void store_k_tile() {
+  [[unroll]] for (uint p = 0; p < KV_ITERS; ++p) {
+    uint idx = gl_LocalInvocationIndex + p * NT;
+    if (KV_VECS % NT != 0 && idx >= KV_VECS) break;
+    uint kk = idx % BK, d4 = idx / BK;
+    [[unroll]] for (uint e = 0; e < 4; ++e) AT(k_sh, KS, (d4 * 4 + e) * BK + kk) = k_pre[p][e];
+  }
+}
+void store_v_tile() {
+  [[unroll]] for (uint p = 0; p < KV_ITERS; ++p) {
+    uint idx = gl_LocalInvocationIndex + p * NT;
+    if (KV_VECS % NT != 0 && idx >= KV_VECS) break;
+    v_sh[idx] = v_pre[p];
+  }
+}
+
 void main() {
   const uint b = gl_WorkGroupID.z, h = gl_WorkGroupID.y;
   const uint tid = gl_LocalInvocationIndex;
@@ -114,17 +148,13 @@ void main() {
   }
 
   const uint kend = pc.causal != 0 ? min(nkt, q0 + QB) : nkt;
+  prefetch_tile(0, b, h, nkt);
+  store_k_tile();
+  store_v_tile();
+  barrier(); // Qᵀ and the first tile are in place
   for (uint t0 = 0; t0 < kend; t0 += BK) {
-    barrier(); // the previous tile's K, V and P are no longer read
-    for (uint idx = tid; idx < BK * (D / 4); idx += NT) {
-      uint kk = idx % BK, d4 = idx / BK; // Kᵀ: consecutive invocations on consecutive keys
-      vec4 x = load_key(false, b, h, t0 + kk, d4 * 4, nkt);
-      [[unroll]] for (uint e = 0; e < 4; ++e) AT(k_sh, KS, (d4 * 4 + e) * BK + kk) = x[e];
-      uint vk = idx / (D / 4), vd4 = idx % (D / 4); // V: whole rows, consecutive invocations along d
-      v_sh[idx] = load_key(true, b, h, t0 + vk, vd4 * 4, nkt);
-    }
-    barrier();
-
+    const bool more = t0 + BK < kend;
+    if (more) prefetch_tile(t0 + BK, b, h, nkt); // in flight during S below
     // S block.
     float s[RO][KS];
     [[unroll]] for (uint r = 0; r < RO; ++r)
@@ -154,7 +184,8 @@ void main() {
       }
       red_sh[(cg * QP + r0) / 4 + r4] = mx;
     }
-    barrier();
+    barrier(); // every S is done with Kᵀ: the next tile's keys may replace it
+    if (more) store_k_tile();
     float alpha[RO];
     [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) {
       vec4 mx = red_sh[r0 / 4 + r4];
@@ -194,10 +225,12 @@ void main() {
         [[unroll]] for (uint e = 0; e < 4; ++e) o[r4 * 4 + e] = fma(vec4(p[e]), vv, o[r4 * 4 + e]);
       }
     }
+    barrier(); // every P·V is done with V and P
+    if (more) store_v_tile();
   }
 
-  // Row sums: the TC invocations' shares, through the partials area.
-  barrier(); // every invocation is past its last read of red_sh
+  // Row sums: the TC invocations' shares, through the partials area (every invocation is past
+  // its last read of red_sh: the loop ends with a barrier).
   [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4)
     red_sh[(cg * QP + r0) / 4 + r4] = vec4(l[r4 * 4], l[r4 * 4 + 1], l[r4 * 4 + 2], l[r4 * 4 + 3]);
   barrier();

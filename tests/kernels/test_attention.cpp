@@ -286,6 +286,37 @@ TEST_F(Attention, LargeScoresStayStable) {
   check(with(big, DType::F32));
 }
 
+TEST_F(Attention, BothTiledWorkgroupSizes) {
+  // The tiled kernel in both sizes (Z123_ATTN_TILED_INVOCATIONS), where the device has the shared
+  // memory: several query blocks, several key tiles of both sources and a partial last one, so the
+  // next-tile prefetch runs across the K/K2 boundary and past the end.
+  Case c;
+  c.heads = 2;
+  c.nq = 200;
+  c.nk = 150;
+  c.nk2 = 45;
+  int ran = 0;
+  for (uint32_t nt : {128u, 256u}) {
+    if (nt == 256 && device().info().max_shared_memory < 48 * 1024) continue;
+    SCOPED_TRACE(std::to_string(nt) + " invocations");
+    tuning_.attn_tiled_invocations = nt;
+    for (DType dt : kDtypes) check(with(c, dt));
+    ++ran;
+  }
+  EXPECT_GE(ran, 1);
+  tuning_.attn_tiled_invocations = 256;
+  if (device().info().max_shared_memory < 48 * 1024) {
+    kernels::Kernels kern(device(), tuning_);
+    try {
+      kernels::choose_attention_kernel(kern, DType::F16, 64, false, true);
+      ADD_FAILURE() << "256 invocations chosen without the shared memory for them";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Unsupported) << e.what();
+      EXPECT_NE(std::string(e.what()).find("Z123_ATTN_TILED_INVOCATIONS=256"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST_F(Attention, WrongArgumentsThrow) {
   kernels::Kernels kern(device());
   auto t = [&](std::vector<int64_t> s, DType dt = DType::F32) { return make_tensor(device(), dt, s, "t"); };

@@ -45,6 +45,9 @@ struct Tuning {
   uint32_t attn_cm2_rows = 64;
   // Z123_ATTN_COOPMAT_GENERIC=1: the coopmat attention's shared-memory row reductions.
   bool attn_coopmat_generic = false;
+  // Z123_ATTN_TILED_INVOCATIONS=128|256: the register-tiled portable attention's workgroup size;
+  // 0: 256 where the device has the shared memory for it, else 128.
+  uint32_t attn_tiled_invocations = 0;
 
   // Z123_GN_DIRECT_MAX: the largest group (values) the GroupNorm's one-dispatch path takes.
   int64_t gn_direct_max = 16384;

@@ -190,7 +190,14 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
   const bool coopmat = (nv || khr) && dtype == DType::F16 && attention_coopmat_supports(head_dim) && aligned;
   const std::string base = "attention_d" + std::to_string(head_dim);
   if (!coopmat && tiled_supports(head_dim)) {
-    const int64_t nt = kernels.device().info().max_shared_memory >= kTiled256SharedBytes ? 256 : 128;
+    const bool fits256 = kernels.device().info().max_shared_memory >= kTiled256SharedBytes;
+    // Measuring knob: Tuning::attn_tiled_invocations (Z123_ATTN_TILED_INVOCATIONS) picks the size.
+    const uint32_t want = kernels.tuning().attn_tiled_invocations;
+    if (want == 256 && !fits256)
+      throw unsupported("Z123_ATTN_TILED_INVOCATIONS=256: '" + kernels.device().info().name + "' has " +
+                        std::to_string(kernels.device().info().max_shared_memory) + " bytes of shared memory, " +
+                        std::to_string(kTiled256SharedBytes) + " needed");
+    const int64_t nt = want != 0 ? want : fits256 ? 256 : 128;
     return {portable_attention_variant(head_dim, nt, dtype), tiled_queries_per_group(head_dim, nt), 0, true};
   }
   if (!coopmat) return {portable_attention_variant(head_dim, 0, dtype), portable_queries_per_group(head_dim), 0};
