@@ -23,6 +23,16 @@
 // Sizes: Q 4*D*QB, K 4*BK*D, V 4*BK*D, P 4*BK*(QB+4), partials 4*TC*(QB+4) bytes; the variants
 // (shaders/variants/attention.cmake) pick ATTN_NT so that they fit 32 KiB (lavapipe) or 48 KiB.
 #extension GL_EXT_control_flow_attributes : require
+#ifdef ATTN_SG_MAX
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#endif
+// ATTN_ROLLED: the two inner product loops stay loops (fewer registers, less latency hiding).
+#ifdef ATTN_ROLLED
+#define INNER_LOOP [[dont_unroll]]
+#else
+#define INNER_LOOP
+#endif
 
 #if D > 64 || (D % 4) != 0
 #error "the tiled attention takes head sizes up to 64, multiples of 4"
@@ -125,7 +135,16 @@ void store_v_tile() {
 
 void main() {
   const uint b = gl_WorkGroupID.z, h = gl_WorkGroupID.y;
+#ifdef ATTN_SG_MAX
+  // ATTN_SG_MAX: where every subgroup is full and at least TC wide, a row group is TC consecutive
+  // lanes of one subgroup and its maxima go through shuffles (no shared round trip, one barrier
+  // less a tile); the invocation numbering below is then subgroup-major.
+  const bool sg_rows = gl_NumSubgroups * gl_SubgroupSize == NT && gl_SubgroupSize >= TC;
+  const uint tid = sg_rows ? gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID : gl_LocalInvocationIndex;
+#else
+  const bool sg_rows = false;
   const uint tid = gl_LocalInvocationIndex;
+#endif
   const uint rg = tid / TC, cg = tid % TC;
   const uint q0 = gl_WorkGroupID.x * QB;
   const uint r0 = rg * RO; // this invocation's first row in the block
@@ -159,7 +178,7 @@ void main() {
     float s[RO][KS];
     [[unroll]] for (uint r = 0; r < RO; ++r)
       [[unroll]] for (uint k = 0; k < KS; ++k) s[r][k] = 0.0;
-    for (uint d = 0; d < D; ++d) {
+    INNER_LOOP for (uint d = 0; d < D; ++d) {
       KVEC kv = k_sh[(d * BK + cg * KS) / KS];
       [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) {
         vec4 qv = q_sh[(d * QB + r0) / 4 + r4];
@@ -174,25 +193,34 @@ void main() {
         if (j >= nkt || (pc.causal != 0 && j > q0 + r0 + r)) s[r][k] = MASKED;
     }
 
-    // This invocation's row maxima -> partials; then the row group's maxima from all partials.
-    [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) {
-      vec4 mx;
+    // This invocation's row maxima, then the row group's: through shuffles (sg_rows), or through
+    // the partials in shared memory, which every invocation of the row group reads.
+    vec4 tile_max[RO / 4];
+    [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4)
       [[unroll]] for (uint e = 0; e < 4; ++e) {
         float x = s[r4 * 4 + e][0];
         [[unroll]] for (uint k = 1; k < KS; ++k) x = max(x, s[r4 * 4 + e][k]);
-        mx[e] = x;
+        tile_max[r4][e] = x;
       }
-      red_sh[(cg * QP + r0) / 4 + r4] = mx;
+    if (sg_rows) {
+#ifdef ATTN_SG_MAX
+      [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4)
+        [[unroll]] for (uint lanes = 1; lanes < TC; lanes *= 2)
+          tile_max[r4] = max(tile_max[r4], subgroupShuffleXor(tile_max[r4], lanes));
+#endif
+    } else {
+      [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) red_sh[(cg * QP + r0) / 4 + r4] = tile_max[r4];
+      barrier();
+      [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) {
+        tile_max[r4] = red_sh[r0 / 4 + r4];
+        for (uint c = 1; c < TC; ++c) tile_max[r4] = max(tile_max[r4], red_sh[(c * QP + r0) / 4 + r4]);
+      }
     }
-    barrier(); // every S is done with Kᵀ: the next tile's keys may replace it
-    if (more) store_k_tile();
     float alpha[RO];
     [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) {
-      vec4 mx = red_sh[r0 / 4 + r4];
-      for (uint c = 1; c < TC; ++c) mx = max(mx, red_sh[(c * QP + r0) / 4 + r4]);
       [[unroll]] for (uint e = 0; e < 4; ++e) {
         uint r = r4 * 4 + e;
-        float m_new = max(m[r], mx[e]); // a fully masked tile keeps the old max
+        float m_new = max(m[r], tile_max[r4][e]); // a fully masked tile keeps the old max
         alpha[r] = exp2(m[r] - m_new);
         m[r] = m_new;
       }
@@ -215,10 +243,11 @@ void main() {
       l[r] = l[r] * alpha[r] + sum[r];
       o[r] *= alpha[r];
     }
-    barrier();
+    barrier(); // P is complete, and every S is done with Kᵀ: the next tile's keys may replace it
+    if (more) store_k_tile();
 
     // O += P V.
-    for (uint kk = 0; kk < BK; ++kk) {
+    INNER_LOOP for (uint kk = 0; kk < BK; ++kk) {
       vec4 vv = v_sh[kk * (D / 4) + cg];
       [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) {
         vec4 p = p_sh[(kk * QP + r0) / 4 + r4];

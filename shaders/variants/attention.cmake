@@ -24,6 +24,21 @@ foreach(dt f32 f16)
                   DEFINES HEAD_DIM=${d} ATTN_TILED ATTN_NT=${nt} ATTN_RO=4 ATTN_KS=${ks} ${dt_defs})
     endforeach()
   endforeach()
+  if(dt STREQUAL "f16")
+    # Bench-only alternatives of the UNet's kernel (Z123_ATTN_TILED_VARIANT): row maxima through
+    # subgroup shuffles (sg), the inner product loops kept rolled (rolled), both (sgrolled).
+    foreach(alt sg rolled sgrolled)
+      set(alt_defs "")
+      if(alt MATCHES "sg")
+        list(APPEND alt_defs ATTN_SG_MAX)
+      endif()
+      if(alt MATCHES "rolled")
+        list(APPEND alt_defs ATTN_ROLLED)
+      endif()
+      z123_shader(NAME attention_d64_t256_${alt}_f16 SOURCE attention.comp
+                  DEFINES HEAD_DIM=64 ATTN_TILED ATTN_NT=256 ATTN_RO=4 ATTN_KS=2 DTYPE_F16 ${alt_defs} BENCH)
+    endforeach()
+  endif()
   z123_shader(NAME attention_d80_${dt} SOURCE attention.comp
               DEFINES HEAD_DIM=80 ATTN_DSPLIT=1 ATTN_QB=64 ATTN_BK=32 ${dt_defs})
   z123_shader(NAME attention_d512_${dt} SOURCE attention.comp
