@@ -1,38 +1,40 @@
 // Register-tiled portable attention (any Vulkan 1.2 device; included by attention.comp with
 // ATTN_TILED), for head sizes up to 64. The tile loop of a flash attention written as two small
 // GEMMs on shared memory, each invocation owning a block of both:
-//   S = Q Kᵀ   RO query rows x KS keys of the tile     (Qᵀ and Kᵀ in shared memory, d-major)
+//   S = Q Kᵀ   RO query rows x KS keys of the tile     (Q and K in shared memory, d-major)
 //   O += P V   RO query rows x 4 columns of the head   (P and V in shared memory)
 // Invocation (rg, cg) = (tid / TC, tid % TC) with TC = D / 4 column groups owns rows
 // rg*RO .. rg*RO+RO-1 of both, keys cg*KS .. cg*KS+KS-1 of S and columns 4cg .. 4cg+3 of O.
 //
-// Online softmax per tile: each invocation's row maxima over its KS keys go to shared memory
-// (red_sh); every invocation of a row group then reads the TC partials of its rows and computes
-// the same new maxima, so no invocation waits on another for them. Row sums stay per invocation
-// (its own keys' share, rescaled with the row) and are added up once, at the end.
+// Q, K and V stay in their storage type in shared memory, as pairs of consecutive head
+// elements (one uint of two halves, or a vec2 for fp32 models), and become fp32 only in
+// registers: the copies are exact, and each 16-bit element costs half the shared-memory bytes
+// of an fp32 one. That is what bounds this kernel on GPUs whose shared memory serves 128 bytes
+// a clock against 128 fp32 multiply-adds (NVIDIA): an invocation's loads per multiply-add, not
+// its arithmetic. P stays fp32 (the softmax weights are not rounded).
 //
-// Measured on an H100 (bench/NOTES.md session 8), UNet level 0 (2x5x9600x13696x64, fp16): the
-// one-query-per-invocation kernel (attention_portable.glsl, which reads every K and V vec4 from
-// shared memory for 4 multiply-adds) took 23.95 ms. This one: 22.8 ms with 256 invocations and
-// RO 4 (254 registers), 20.97 ms once K, V and Q were read 4 elements per load (VEC4); 128
-// invocations with RO 8 (170 registers) 28.2 / 26.6 ms, with RO 4 40.9 / 37.1 ms, 64 with RO 8
-// 64.4 ms. More invocations per workgroup won every time although fewer registers did not:
-// why is not understood (no profiler on the device machine). The 4096-token level: 3.37 ->
-// 2.50 ms.
+// Online softmax per tile, in the log2 domain (scores times scale * log2(e), folded into the
+// exponent): each invocation's row maxima over its KS keys are combined across the TC
+// invocations of its row group through subgroup shuffles where a row group is TC lanes of one
+// subgroup (sg_rows), else through partials in shared memory (red_sh) that every invocation of
+// the row group reads. Row sums stay per invocation (its own keys' share, rescaled with the row)
+// and are added up once, at the end.
 //
-// Sizes: Q 4*D*QB, K 4*BK*D, V 4*BK*D, P 4*BK*(QB+4), partials 4*TC*(QB+4) bytes; the variants
-// (shaders/variants/attention.cmake) pick ATTN_NT so that they fit 32 KiB (lavapipe) or 48 KiB.
+// The next K/V tile travels through registers: loaded from global memory before S of the
+// current tile and stored into shared memory once the tile's last reader is past a barrier.
+//
+// Measured on an H100 (bench/NOTES.md sessions 8 and 12), UNet level 0 (2x5x9600x13696x64,
+// fp16): the one-query-per-invocation kernel (attention_portable.glsl) 23.95 ms; this kernel's
+// fp32 tiles (KS 2, 4 barriers a tile) 20.97 ms at 256 invocations (254 registers; 128
+// invocations: 26.6-37.1 ms); the prefetch alone changed nothing (21.1 ms), the shuffled row
+// maxima -3.4% per step.
+//
+// Sizes in bytes, with U the bytes of a pair (4 fp16, 8 fp32): Q D/2*QB*U, K D/2*BK*U,
+// V BK*D/2*U, P 4*BK*(QB+4), partials 4*TC*(QB+4); the variants (shaders/variants/attention.cmake)
+// pick ATTN_NT and ATTN_KS so that they fit 32 KiB (lavapipe) or 48 KiB.
 #extension GL_EXT_control_flow_attributes : require
-#ifdef ATTN_SG_MAX
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
-#endif
-// ATTN_ROLLED: the two inner product loops stay loops (fewer registers, less latency hiding).
-#ifdef ATTN_ROLLED
-#define INNER_LOOP [[dont_unroll]]
-#else
-#define INNER_LOOP
-#endif
 
 #if D > 64 || (D % 4) != 0
 #error "the tiled attention takes head sizes up to 64, multiples of 4"
@@ -45,13 +47,9 @@
 #define QB (TR * RO)              // queries per workgroup (attention.cpp: tiled_queries_per_group)
 #define BK (TC * KS)              // keys per tile
 #define QP (QB + 4)               // padded row stride of P and the partials (bank spread)
+#define DP (D / 2)                // head-element pairs
 #if (NT % TC) != 0 || (RO % 4) != 0 || (KS != 2 && KS != 4)
 #error "ATTN_NT must be a multiple of D / 4, ATTN_RO of 4, ATTN_KS 2 or 4"
-#endif
-#if KS == 4
-#define KVEC vec4
-#else
-#define KVEC vec2
 #endif
 
 layout(local_size_x = NT) in;
@@ -60,102 +58,108 @@ layout(local_size_x = NT) in;
 // The same buffers read 4 elements at a time (one 8- or 16-byte load): spec constant VEC4, set
 // where every row stride and column offset is a multiple of 4 (attention.cpp).
 layout(constant_id = 0) const bool VEC4 = false;
-#ifdef DTYPE_F16
-#define VEC_T uvec2
-#define UNPACK4(u) vec4(unpackHalf2x16((u).x), unpackHalf2x16((u).y))
-#else
-#define VEC_T vec4
-#define UNPACK4(u) (u)
-#endif
-layout(std430, binding = 0) readonly buffer QBufV { VEC_T q_v[]; };
-layout(std430, binding = 1) readonly buffer KBufV { VEC_T k_v[]; };
-layout(std430, binding = 2) readonly buffer VBufV { VEC_T v_v[]; };
-layout(std430, binding = 3) readonly buffer K2BufV { VEC_T k2_v[]; };
-layout(std430, binding = 4) readonly buffer V2BufV { VEC_T v2_v[]; };
 
-shared vec4 q_sh[D * QB / 4];    // Qᵀ: [d][query], pre-scaled into the exp2 domain
-shared KVEC k_sh[D * BK / KS];   // Kᵀ: [d][key]
-shared vec4 v_sh[BK * D / 4];    // V:  [key][d]
+// PAIRS: two pairs of consecutive head elements of one row (4 elements), the unit of the global
+// loads and of shared memory. PAIR(x, i): pair i as a vec2.
+#ifdef DTYPE_F16
+#define PAIRS uvec2
+#define PAIR(x, i) unpackHalf2x16((x)[i])
+#define PAIRS_OF(v4) uvec2(packHalf2x16((v4).xy), packHalf2x16((v4).zw))
+#define PAIR_T uint
+#define PAIR_RAW(x, i) (x)[i]
+#define SET_PAIR(arr, at, i, p) arr[at][i] = (p)
+#else
+#define PAIRS vec4
+#define PAIR(x, i) ((i) == 0 ? (x).xy : (x).zw)
+#define PAIRS_OF(v4) (v4)
+#define PAIR_T vec2
+#define PAIR_RAW(x, i) PAIR(x, i)
+#define SET_PAIR(arr, at, i, p)                                                                    \
+  if ((i) == 0)                                                                                    \
+    arr[at].xy = (p);                                                                              \
+  else                                                                                             \
+    arr[at].zw = (p)
+#endif
+layout(std430, binding = 0) readonly buffer QBufV { PAIRS q_v[]; };
+layout(std430, binding = 1) readonly buffer KBufV { PAIRS k_v[]; };
+layout(std430, binding = 2) readonly buffer VBufV { PAIRS v_v[]; };
+layout(std430, binding = 3) readonly buffer K2BufV { PAIRS k2_v[]; };
+layout(std430, binding = 4) readonly buffer V2BufV { PAIRS v2_v[]; };
+
+shared PAIRS q_sh[DP * QB / 2];  // Q:  [pair of d][query / 2], two queries' pairs per unit
+shared PAIRS k_sh[DP * BK / 2];  // K:  [pair of d][key / 2]
+shared PAIRS v_sh[BK * D / 4];   // V:  [key][d / 4]
 shared vec4 p_sh[BK * QP / 4];   // P:  [key][query]
 shared vec4 red_sh[TC * QP / 4]; // per-invocation row partials: [column group][query]
 
-#define LOAD4(buf, base) (VEC4 ? UNPACK4(buf##_v[(base) / 4]) : LOAD4S(buf##_buf, base))
+#define LOADP(buf, base) (VEC4 ? buf##_v[(base) / 4] : PAIRS_OF(LOAD4S(buf##_buf, base)))
 
 // Key j of the joined sequence [K; K2] (or V), 4 elements from column c of head h; zero past the end.
-vec4 load_key(bool value, uint b, uint h, uint j, uint c, uint nkt) {
+PAIRS load_key(bool value, uint b, uint h, uint j, uint c, uint nkt) {
   c += h * D;
   if (j < pc.nk) {
     uint row = b * pc.nk + j;
-    return value ? LOAD4(v, row * pc.v_stride + pc.v_off + c) : LOAD4(k, row * pc.k_stride + pc.k_off + c);
+    return value ? LOADP(v, row * pc.v_stride + pc.v_off + c) : LOADP(k, row * pc.k_stride + pc.k_off + c);
   }
   if (j < nkt) {
     uint row = b * pc.nk2 + (j - pc.nk);
-    return value ? LOAD4(v2, row * pc.v2_stride + pc.v2_off + c)
-                 : LOAD4(k2, row * pc.k2_stride + pc.k2_off + c);
+    return value ? LOADP(v2, row * pc.v2_stride + pc.v2_off + c)
+                 : LOADP(k2, row * pc.k2_stride + pc.k2_off + c);
   }
-  return vec4(0);
+  return PAIRS(0);
 }
 
-// One float of a shared vector array, by float index.
-#define AT(arr, n, i) arr[(i) / (n)][(i) % (n)]
-
-// The next K/V tile travels through registers: loaded from global memory before S = QKᵀ of the
-// current tile and stored into shared memory once the tile's last reader is past a barrier, so
-// the loads' latency hides behind the arithmetic instead of stalling the workgroup (with one
-// 256-invocation workgroup per SM nothing else would run meanwhile).
-#define KV_VECS (BK * (D / 4))             // vec4 units per K (or V) tile
-#define KV_ITERS ((KV_VECS + NT - 1) / NT) // units per invocation
-vec4 k_pre[KV_ITERS], v_pre[KV_ITERS];
+#define KV_UNITS (BK * (D / 4))              // PAIRS units per K (or V) tile
+#define KV_ITERS ((KV_UNITS + NT - 1) / NT)  // units per invocation
+PAIRS k_pre[KV_ITERS], v_pre[KV_ITERS];
 
 void prefetch_tile(uint t0, uint b, uint h, uint nkt) {
   [[unroll]] for (uint p = 0; p < KV_ITERS; ++p) {
     uint idx = gl_LocalInvocationIndex + p * NT;
-    if (KV_VECS % NT != 0 && idx >= KV_VECS) break;
-    uint kk = idx % BK, d4 = idx / BK;             // Kᵀ: consecutive invocations on consecutive keys
-    uint vk = idx / (D / 4), vd4 = idx % (D / 4);  // V: whole rows, consecutive invocations along d
-    k_pre[p] = load_key(false, b, h, t0 + kk, d4 * 4, nkt);
-    v_pre[p] = load_key(true, b, h, t0 + vk, vd4 * 4, nkt);
+    if (KV_UNITS % NT != 0 && idx >= KV_UNITS) break;
+    uint kk = idx % BK, c = idx / BK;            // K: consecutive invocations on consecutive keys
+    uint vk = idx / (D / 4), vc = idx % (D / 4); // V: whole rows, consecutive invocations along d
+    k_pre[p] = load_key(false, b, h, t0 + kk, c * 4, nkt);
+    v_pre[p] = load_key(true, b, h, t0 + vk, vc * 4, nkt);
   }
 }
 void store_k_tile() {
   [[unroll]] for (uint p = 0; p < KV_ITERS; ++p) {
     uint idx = gl_LocalInvocationIndex + p * NT;
-    if (KV_VECS % NT != 0 && idx >= KV_VECS) break;
-    uint kk = idx % BK, d4 = idx / BK;
-    [[unroll]] for (uint e = 0; e < 4; ++e) AT(k_sh, KS, (d4 * 4 + e) * BK + kk) = k_pre[p][e];
+    if (KV_UNITS % NT != 0 && idx >= KV_UNITS) break;
+    uint kk = idx % BK, c = idx / BK;
+    SET_PAIR(k_sh, (2 * c) * (BK / 2) + kk / 2, kk % 2, PAIR_RAW(k_pre[p], 0));
+    SET_PAIR(k_sh, (2 * c + 1) * (BK / 2) + kk / 2, kk % 2, PAIR_RAW(k_pre[p], 1));
   }
 }
 void store_v_tile() {
   [[unroll]] for (uint p = 0; p < KV_ITERS; ++p) {
     uint idx = gl_LocalInvocationIndex + p * NT;
-    if (KV_VECS % NT != 0 && idx >= KV_VECS) break;
+    if (KV_UNITS % NT != 0 && idx >= KV_UNITS) break;
     v_sh[idx] = v_pre[p];
   }
 }
 
 void main() {
   const uint b = gl_WorkGroupID.z, h = gl_WorkGroupID.y;
-#ifdef ATTN_SG_MAX
-  // ATTN_SG_MAX: where every subgroup is full and at least TC wide, a row group is TC consecutive
-  // lanes of one subgroup and its maxima go through shuffles (no shared round trip, one barrier
-  // less a tile); the invocation numbering below is then subgroup-major.
+  // Where every subgroup is full and at least TC wide, number the invocations subgroup-major: a
+  // row group is then TC lanes of one subgroup, and its maxima go through shuffles.
   const bool sg_rows = gl_NumSubgroups * gl_SubgroupSize == NT && gl_SubgroupSize >= TC;
   const uint tid = sg_rows ? gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID : gl_LocalInvocationIndex;
-#else
-  const bool sg_rows = false;
-  const uint tid = gl_LocalInvocationIndex;
-#endif
   const uint rg = tid / TC, cg = tid % TC;
   const uint q0 = gl_WorkGroupID.x * QB;
   const uint r0 = rg * RO; // this invocation's first row in the block
   const uint nkt = pc.nk + pc.nk2;
+  const float c2 = pc.scale_log2;
+  const uint kend = pc.causal != 0 ? min(nkt, q0 + QB) : nkt;
+  prefetch_tile(0, b, h, nkt);
 
-  // Qᵀ, consecutive invocations on consecutive queries (distinct banks in the transposed stores).
-  for (uint idx = tid; idx < QB * (D / 4); idx += NT) {
-    uint r = idx % QB, d4 = idx / QB, qi = q0 + r;
-    vec4 x = qi < pc.nq ? LOAD4(q, (b * pc.nq + qi) * pc.q_stride + pc.q_off + h * D + d4 * 4) * pc.scale_log2
-                        : vec4(0);
-    [[unroll]] for (uint e = 0; e < 4; ++e) AT(q_sh, 4, (d4 * 4 + e) * QB + r) = x[e];
+  // Q, consecutive invocations on consecutive queries (distinct banks in the stores).
+  for (uint idx = gl_LocalInvocationIndex; idx < QB * (D / 4); idx += NT) {
+    uint r = idx % QB, c = idx / QB, qi = q0 + r;
+    PAIRS x = qi < pc.nq ? LOADP(q, (b * pc.nq + qi) * pc.q_stride + pc.q_off + h * D + c * 4) : PAIRS(0);
+    SET_PAIR(q_sh, (2 * c) * (QB / 2) + r / 2, r % 2, PAIR_RAW(x, 0));
+    SET_PAIR(q_sh, (2 * c + 1) * (QB / 2) + r / 2, r % 2, PAIR_RAW(x, 1));
   }
 
   vec4 o[RO];
@@ -166,24 +170,31 @@ void main() {
     l[r] = 0.0;
   }
 
-  const uint kend = pc.causal != 0 ? min(nkt, q0 + QB) : nkt;
-  prefetch_tile(0, b, h, nkt);
   store_k_tile();
   store_v_tile();
-  barrier(); // Qᵀ and the first tile are in place
+  barrier(); // Q and the first tile are in place
   for (uint t0 = 0; t0 < kend; t0 += BK) {
     const bool more = t0 + BK < kend;
     if (more) prefetch_tile(t0 + BK, b, h, nkt); // in flight during S below
-    // S block.
+
+    // S block (unscaled), a pair of head elements at a time.
     float s[RO][KS];
     [[unroll]] for (uint r = 0; r < RO; ++r)
       [[unroll]] for (uint k = 0; k < KS; ++k) s[r][k] = 0.0;
-    INNER_LOOP for (uint d = 0; d < D; ++d) {
-      KVEC kv = k_sh[(d * BK + cg * KS) / KS];
-      [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) {
-        vec4 qv = q_sh[(d * QB + r0) / 4 + r4];
-        [[unroll]] for (uint e = 0; e < 4; ++e)
-          [[unroll]] for (uint k = 0; k < KS; ++k) s[r4 * 4 + e][k] = fma(qv[e], kv[k], s[r4 * 4 + e][k]);
+    for (uint dp = 0; dp < DP; ++dp) {
+      vec2 kv[KS];
+      [[unroll]] for (uint k2 = 0; k2 < KS / 2; ++k2) {
+        PAIRS u = k_sh[dp * (BK / 2) + cg * (KS / 2) + k2];
+        kv[2 * k2] = PAIR(u, 0);
+        kv[2 * k2 + 1] = PAIR(u, 1);
+      }
+      [[unroll]] for (uint r2 = 0; r2 < RO / 2; ++r2) {
+        PAIRS u = q_sh[dp * (QB / 2) + r0 / 2 + r2];
+        vec2 qa = PAIR(u, 0), qb = PAIR(u, 1);
+        [[unroll]] for (uint k = 0; k < KS; ++k) {
+          s[2 * r2][k] = fma(qa.x, kv[k].x, fma(qa.y, kv[k].y, s[2 * r2][k]));
+          s[2 * r2 + 1][k] = fma(qb.x, kv[k].x, fma(qb.y, kv[k].y, s[2 * r2 + 1][k]));
+        }
       }
     }
     // Masks: keys past the end, and keys after the query (causal).
@@ -203,11 +214,9 @@ void main() {
         tile_max[r4][e] = x;
       }
     if (sg_rows) {
-#ifdef ATTN_SG_MAX
       [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4)
         [[unroll]] for (uint lanes = 1; lanes < TC; lanes *= 2)
           tile_max[r4] = max(tile_max[r4], subgroupShuffleXor(tile_max[r4], lanes));
-#endif
     } else {
       [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) red_sh[(cg * QP + r0) / 4 + r4] = tile_max[r4];
       barrier();
@@ -220,12 +229,14 @@ void main() {
     [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) {
       [[unroll]] for (uint e = 0; e < 4; ++e) {
         uint r = r4 * 4 + e;
-        float m_new = max(m[r], tile_max[r4][e]); // a fully masked tile keeps the old max
+        // c2 > 0, so the scaled max is the max of the scaled scores; a fully masked tile keeps the
+        // old max (MASKED * c2 stays far below any real score, and finite).
+        float m_new = max(m[r], tile_max[r4][e] * c2);
         alpha[r] = exp2(m[r] - m_new);
         m[r] = m_new;
       }
     }
-    // P = exp2(S - m) -> shared ([key][query]); own row sums.
+    // P = exp2(S c2 - m) -> shared ([key][query]); own row sums.
     float sum[RO];
     [[unroll]] for (uint r = 0; r < RO; ++r) sum[r] = 0.0;
     [[unroll]] for (uint k = 0; k < KS; ++k) {
@@ -233,7 +244,7 @@ void main() {
         vec4 p;
         [[unroll]] for (uint e = 0; e < 4; ++e) {
           uint r = r4 * 4 + e;
-          p[e] = exp2(s[r][k] - m[r]);
+          p[e] = exp2(fma(s[r][k], c2, -m[r]));
           sum[r] += p[e];
         }
         p_sh[((cg * KS + k) * QP + r0) / 4 + r4] = p;
@@ -243,12 +254,13 @@ void main() {
       l[r] = l[r] * alpha[r] + sum[r];
       o[r] *= alpha[r];
     }
-    barrier(); // P is complete, and every S is done with Kᵀ: the next tile's keys may replace it
+    barrier(); // P is complete, and every S is done with K: the next tile's keys may replace it
     if (more) store_k_tile();
 
     // O += P V.
-    INNER_LOOP for (uint kk = 0; kk < BK; ++kk) {
-      vec4 vv = v_sh[kk * (D / 4) + cg];
+    for (uint kk = 0; kk < BK; ++kk) {
+      PAIRS u = v_sh[kk * (D / 4) + cg];
+      vec4 vv = vec4(PAIR(u, 0), PAIR(u, 1));
       [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) {
         vec4 p = p_sh[(kk * QP + r0) / 4 + r4];
         [[unroll]] for (uint e = 0; e < 4; ++e) o[r4 * 4 + e] = fma(vec4(p[e]), vv, o[r4 * 4 + e]);

@@ -2,9 +2,9 @@
 # NV cooperative-matrix (tensor core) variants, fp16 only.
 # Portable, head sizes 16/32/64: the register-tiled kernel (common/attention_tiled.glsl), 4 query
 # rows per invocation, in two sizes chosen by the device's shared memory (attention.cpp):
-#   _t128 128 invocations, for 32 KiB (lavapipe): D 16/32/64 take 128/64/32 queries, 16/32/32-key
-#         tiles, 21/27/30 KiB;
-#   _t256 256 invocations, twice the queries, for 48 KiB (39/45/45 KiB).
+#   _t128 128 invocations, for 32 KiB (lavapipe): D 16/32/64 take 128/64/32 queries and 16/32/64-key
+#         tiles, 15/19/31.5 KiB in fp16 (fp32: 32-key tiles at D 64, 31 KiB);
+#   _t256 256 invocations, twice the queries, for 48 KiB (30/33/46 KiB in fp16, 45 in fp32 at D 64).
 # Portable, head sizes 80 and 512: one invocation per query (common/attention_portable.glsl):
 #   D 80:  64 queries per workgroup, 32-key tiles (20 KiB of K/V + 8 KiB of scores);
 #   D 512: 8 invocations per query (64 columns each), 16 queries, 4-key tiles (18 KiB shared),
@@ -16,29 +16,14 @@ foreach(dt f32 f16)
   endif()
   foreach(d 16 32 64)
     set(ks 4)
-    if(d EQUAL 64)
-      set(ks 2) # 32-key tiles: 64 would not fit 32 KiB
+    if(d EQUAL 64 AND dt STREQUAL "f32")
+      set(ks 2) # fp32 pairs take twice the shared memory: 64-key tiles would not fit
     endif()
     foreach(nt 128 256)
       z123_shader(NAME attention_d${d}_t${nt}_${dt} SOURCE attention.comp
                   DEFINES HEAD_DIM=${d} ATTN_TILED ATTN_NT=${nt} ATTN_RO=4 ATTN_KS=${ks} ${dt_defs})
     endforeach()
   endforeach()
-  if(dt STREQUAL "f16")
-    # Bench-only alternatives of the UNet's kernel (Z123_ATTN_TILED_VARIANT): row maxima through
-    # subgroup shuffles (sg), the inner product loops kept rolled (rolled), both (sgrolled).
-    foreach(alt sg rolled sgrolled)
-      set(alt_defs "")
-      if(alt MATCHES "sg")
-        list(APPEND alt_defs ATTN_SG_MAX)
-      endif()
-      if(alt MATCHES "rolled")
-        list(APPEND alt_defs ATTN_ROLLED)
-      endif()
-      z123_shader(NAME attention_d64_t256_${alt}_f16 SOURCE attention.comp
-                  DEFINES HEAD_DIM=64 ATTN_TILED ATTN_NT=256 ATTN_RO=4 ATTN_KS=2 DTYPE_F16 ${alt_defs} BENCH)
-    endforeach()
-  endif()
   z123_shader(NAME attention_d80_${dt} SOURCE attention.comp
               DEFINES HEAD_DIM=80 ATTN_DSPLIT=1 ATTN_QB=64 ATTN_BK=32 ${dt_defs})
   z123_shader(NAME attention_d512_${dt} SOURCE attention.comp

@@ -302,20 +302,11 @@ TEST_F(Attention, BothTiledWorkgroupSizes) {
     tuning_.attn_tiled_invocations = nt;
     for (DType dt : kDtypes) check(with(c, dt));
     ++ran;
-    if (nt != 256) continue;
-    // The bench-only alternatives of the 256-invocation kernel, where this build has them.
-    for (const std::string& v : kernels::tiled_attention_knob_values()) {
-      if (!vk::find_shader(kernels::tiled_attention_knob_variant(v))) continue;
-      SCOPED_TRACE("tiled variant " + v);
-      tuning_.attn_tiled_variant = v;
-      check(with(c, DType::F16));
-      Case causal = c;
-      causal.causal = true;
-      causal.nk = causal.nq;
-      causal.nk2 = 0;
-      check(with(causal, DType::F16));
-    }
-    tuning_.attn_tiled_variant.clear();
+    Case causal = c;
+    causal.causal = true;
+    causal.nk = causal.nq;
+    causal.nk2 = 0;
+    for (DType dt : kDtypes) check(with(causal, dt));
   }
   EXPECT_GE(ran, 1);
   tuning_.attn_tiled_invocations = 256;

@@ -45,12 +45,6 @@ TEST(ShaderNames, AttentionVariantKnob) {
     expect_declared(kernels::khr_attention_knob_variant(v));
 }
 
-// Every tiled-attention alternative Z123_ATTN_TILED_VARIANT may name.
-TEST(ShaderNames, TiledAttentionVariantKnob) {
-  for (const std::string& v : kernels::tiled_attention_knob_values())
-    expect_declared(kernels::tiled_attention_knob_variant(v));
-}
-
 // Both row counts of the coopmat2 attention (Z123_ATTN_CM2_ROWS).
 TEST(ShaderNames, Coopmat2AttentionRows) {
   for (uint32_t rows : {64u, 128u}) expect_declared(kernels::nvcm2_attention_variant(rows));

@@ -48,9 +48,6 @@ struct Tuning {
   // Z123_ATTN_TILED_INVOCATIONS=128|256: the register-tiled portable attention's workgroup size;
   // 0: 256 where the device has the shared memory for it, else 128.
   uint32_t attn_tiled_invocations = 0;
-  // Z123_ATTN_TILED_VARIANT=sg|rolled|sgrolled: a bench-only alternative of the 256-invocation
-  // tiled kernel at head size 64, fp16 (kernels::tiled_attention_knob_values); empty: the default.
-  std::string attn_tiled_variant;
 
   // Z123_GN_DIRECT_MAX: the largest group (values) the GroupNorm's one-dispatch path takes.
   int64_t gn_direct_max = 16384;

@@ -159,15 +159,6 @@ const std::vector<std::string>& khr_attention_knob_values() {
   return values;
 }
 
-const std::vector<std::string>& tiled_attention_knob_values() {
-  static const std::vector<std::string> values{"sg", "rolled", "sgrolled"};
-  return values;
-}
-
-std::string tiled_attention_knob_variant(const std::string& value) {
-  return composed_variant("attention_d64_t256_" + value, DType::F16);
-}
-
 std::string khr_attention_knob_variant(const std::string& value) {
   return composed_variant("attention_d64_" + value, DType::F16);
 }
@@ -207,11 +198,6 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
                         std::to_string(kernels.device().info().max_shared_memory) + " bytes of shared memory, " +
                         std::to_string(kTiled256SharedBytes) + " needed");
     const int64_t nt = want != 0 ? want : fits256 ? 256 : 128;
-    // Measuring knob: Tuning::attn_tiled_variant (Z123_ATTN_TILED_VARIANT), for the kernel it has
-    // alternatives of.
-    if (const std::string& alt = kernels.tuning().attn_tiled_variant;
-        !alt.empty() && nt == 256 && head_dim == 64 && dtype == DType::F16)
-      return {tiled_attention_knob_variant(alt), tiled_queries_per_group(head_dim, nt), 0, true};
     return {portable_attention_variant(head_dim, nt, dtype), tiled_queries_per_group(head_dim, nt), 0, true};
   }
   if (!coopmat) return {portable_attention_variant(head_dim, 0, dtype), portable_queries_per_group(head_dim), 0};

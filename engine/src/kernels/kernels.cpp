@@ -193,9 +193,6 @@ Kernels::Kernels(vk::Device& device, const Tuning& tuning)
                   {nvcm2_attention_variant(tuning.attn_cm2_rows)});
   if (!tuning.attn_variant.empty())
     require_built("Z123_ATTN_VARIANT", tuning.attn_variant, {khr_attention_knob_variant(tuning.attn_variant)});
-  if (!tuning.attn_tiled_variant.empty())
-    require_built("Z123_ATTN_TILED_VARIANT", tuning.attn_tiled_variant,
-                  {tiled_attention_knob_variant(tuning.attn_tiled_variant)});
 }
 
 const vk::Pipeline& Kernels::pipeline(const std::string& shader, uint32_t buffers, uint32_t push_bytes,

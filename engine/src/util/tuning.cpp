@@ -74,9 +74,6 @@ Tuning Tuning::from_environment() {
   t.attn_variant = choice<std::string>("Z123_ATTN_VARIANT", attn_values, "");
   t.attn_cm2_rows = choice<uint32_t>("Z123_ATTN_CM2_ROWS", {{"64", 64}, {"128", 128}}, 64);
   t.attn_coopmat_generic = flag("Z123_ATTN_COOPMAT_GENERIC");
-  std::vector<std::pair<std::string, std::string>> tiled_values;
-  for (const std::string& v : kernels::tiled_attention_knob_values()) tiled_values.emplace_back(v, v);
-  t.attn_tiled_variant = choice<std::string>("Z123_ATTN_TILED_VARIANT", tiled_values, "");
   t.attn_tiled_invocations = choice<uint32_t>("Z123_ATTN_TILED_INVOCATIONS", {{"128", 128}, {"256", 256}}, 0);
 
   constexpr int64_t kMaxGroupValues = int64_t{1} << 31, kMaxTiles = 65535, kMaxThreads = 1024;

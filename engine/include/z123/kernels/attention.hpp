@@ -75,12 +75,6 @@ const std::vector<std::string>& khr_attention_knob_values();
 // The variant a knob value names at the default fragment shape ("attention_d64_<value>_f16").
 std::string khr_attention_knob_variant(const std::string& value);
 
-// The bench-only alternatives of the 256-invocation fp16 tiled kernel at head size 64 (the UNet's)
-// that Tuning::attn_tiled_variant (Z123_ATTN_TILED_VARIANT) may name, and the variant a value names
-// ("attention_d64_t256_<value>_f16"; shaders/variants/attention.cmake).
-const std::vector<std::string>& tiled_attention_knob_values();
-std::string tiled_attention_knob_variant(const std::string& value);
-
 // Head sizes the portable kernel has variants for (16, 32, 64, 80, 512; others throw Unsupported):
 // 64 UNet / CLIP text, 80 CLIP vision, 512 VAE, 16 / 32 the tiny test configurations.
 bool attention_supports_head_dim(int64_t head_dim);
