@@ -43,12 +43,6 @@ foreach(kind "" "_conv")
   z123_shader(NAME gemm${kind}_tiled_packed_f16 SOURCE gemm_tiled.comp DEFINES DTYPE_F16 F16_ARITH ${conv_def})
   z123_shader(NAME gemm${kind}_tiled_t64_packed_f16 SOURCE gemm_tiled.comp
               DEFINES DTYPE_F16 F16_ARITH ${conv_def} BM=64 BN=64 BK=32 FLUSH_K=16)
-  # Bench-only (Z123_PORTABLE_GEMM=tiled128x64): 128 x 64 tiles, 8 x 4 per invocation, 32-deep K
-  # steps: a third fewer shared-memory bytes per product than 64 x 64 (session 12).
-  z123_shader(NAME gemm${kind}_tiled_t128x64_f16 SOURCE gemm_tiled.comp
-              DEFINES DTYPE_F16 ${conv_def} BM=128 BN=64 BK=32 BENCH)
-  z123_shader(NAME gemm${kind}_tiled_t128x64_packed_f16 SOURCE gemm_tiled.comp
-              DEFINES DTYPE_F16 F16_ARITH ${conv_def} BM=128 BN=64 BK=32 FLUSH_K=16 BENCH)
   z123_shader(NAME gemm${kind}_nv_f16 SOURCE gemm_coopmat.comp DEFINES DTYPE_F16 ${conv_def}
               REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
   # N <= 16 (conv_out to RGB, latent convs): 128 x 16 tiles, one 16 x 16 fragment per subgroup.

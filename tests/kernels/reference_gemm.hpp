@@ -11,9 +11,7 @@
 
 #include <memory>
 
-#include "kernels/gemm_dispatch.hpp"
 #include "support/vk_env.hpp"
-#include "vk/shader_table.hpp"
 #include "z123/kernels/conv2d.hpp"
 #include "z123/kernels/kernels.hpp"
 #include "z123/kernels/linear.hpp"
@@ -76,14 +74,9 @@ protected:
   void for_each_tiled_portable_config(Checks checks) {
     using PG = Tuning::PortableGemm;
     using PA = Tuning::PortableArith;
-    for (PG tiles : {PG::Tiled128, PG::Tiled64, PG::Tiled128x64})
+    for (PG tiles : {PG::Tiled128, PG::Tiled64})
       for (PA products : {PA::Packed, PA::Fp32}) {
-        // 128 x 64 tiles are bench-only variants: where this build has them.
-        if (tiles == PG::Tiled128x64 &&
-            !vk::find_shader(kernels::detail::tiled_portable_variant("gemm", {128, 64}, products == PA::Packed)))
-          continue;
-        SCOPED_TRACE(std::string(tiles == PG::Tiled128 ? "128 x 128" : tiles == PG::Tiled64 ? "64 x 64" : "128 x 64") +
-                     " tiles, " +
+        SCOPED_TRACE(std::string(tiles == PG::Tiled128 ? "128 x 128" : "64 x 64") + " tiles, " +
                      (products == PA::Packed ? "packed" : "fp32") + " products");
         Tuning t = device().tuning();
         t.portable_gemm = tiles;

@@ -80,7 +80,7 @@ TEST(Tuning, RefusesBadValuesNamingTheVariableAndTheValues) {
   expect_refused("Z123_KERNEL_PATH", "cuda", {"portable|nv|khr|nv2"});
   expect_refused("Z123_KERNEL_PATH", "khr:", {"portable|nv|khr|nv2"});
   expect_refused("Z123_COOPMAT_SHAPE", "16x16x17", {"16x16x16", "16x8x16"});
-  expect_refused("Z123_PORTABLE_GEMM", "tiled32", {"tiled|tiled64|tiled128x64|plain"});
+  expect_refused("Z123_PORTABLE_GEMM", "tiled32", {"tiled|tiled64|plain"});
   expect_refused("Z123_PORTABLE_ARITH", "fp16", {"packed|fp32"});
   expect_refused("Z123_GEMM_TILE", "t64x64", {"default", "t64x128", "t128x64"});
   expect_refused("Z123_GEMM_SPLITK", "off", {"0|1"});
@@ -122,7 +122,7 @@ TEST_F(TuningDevice, ReadOnceWhenTheDeviceIsCreated) {
   EXPECT_NO_THROW(kernels::linear(k, rec, x, w, nullptr, y));
 
   test::expect_error([&] { vk::Device d(test::vk_instance(), device().info()); }, ErrorKind::InvalidArgument,
-                     {"Z123_PORTABLE_GEMM=bogus", "tiled|tiled64|tiled128x64|plain"});
+                     {"Z123_PORTABLE_GEMM=bogus", "tiled|tiled64|plain"});
   vk::DeviceOptions o;
   o.persist_pipeline_cache = false;
   Tuning pinned;

@@ -55,7 +55,7 @@ TEST(ShaderNames, Coopmat2AttentionRows) {
 TEST(ShaderNames, PortableGemms) {
   namespace d = kernels::detail;
   for (const char* base : {"gemm", "gemm_conv"}) {
-    for (d::PortableTile tile : d::tiled_portable_tiles())
+    for (uint32_t tile : d::tiled_portable_tiles())
       for (bool packed : {false, true}) expect_declared(d::tiled_portable_variant(base, tile, packed));
     for (bool narrow : {false, true})
       for (DType dt : {DType::F16, DType::F32}) expect_declared(d::plain_portable_variant(base, narrow, dt));

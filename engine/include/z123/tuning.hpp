@@ -25,9 +25,8 @@ struct Tuning {
   // first one of kernels::khr_gemm_shapes() the device lists.
   std::string coopmat_shape;
 
-  // Z123_PORTABLE_GEMM=tiled|tiled64|tiled128x64|plain: the fp16 portable GEMM kernel (tiled: 128 x
-  // 128 tiles; tiled128x64: bench-only variants).
-  enum class PortableGemm { Auto, Tiled128, Tiled64, Tiled128x64, Plain };
+  // Z123_PORTABLE_GEMM=tiled|tiled64|plain: the fp16 portable GEMM kernel (tiled: 128 x 128 tiles).
+  enum class PortableGemm { Auto, Tiled128, Tiled64, Plain };
   PortableGemm portable_gemm = PortableGemm::Auto;
   // Z123_PORTABLE_ARITH=packed|fp32: the tiled portable GEMM's products.
   enum class PortableArith { Auto, Packed, Fp32 };

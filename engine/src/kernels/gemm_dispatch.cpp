@@ -138,14 +138,12 @@ void record_tiles(Kernels& kernels, vk::Recording& rec, const vk::Pipeline& pipe
 
 // The tiled portable kernel's square tiles (BM = BN in gemm_tiled.comp), and the narrowest output
 // it takes (narrower ones keep the plain kernel's 4 x 4 or 8 x 8 blocks).
-constexpr PortableTile kTiledTile{128, 128}, kTiledSmallTile{64, 64}, kTiledTallTile{128, 64};
-constexpr uint32_t kTiledMinN = 32;
+constexpr uint32_t kTiledTile = 128, kTiledSmallTile = 64, kTiledMinN = 32;
 
 // Which kernel fp16 GEMMs off the cooperative-matrix path take: the tiled one on GPUs, the plain
 // one on CPU devices (made for them: their caches do the staging the tiled kernel does in shared
-// memory). Tuning::portable_gemm (Z123_PORTABLE_GEMM=tiled|tiled64|tiled128x64|plain) forces one,
-// and the tiled one's tile (tests, measurements): 128 x 128, 64 x 64, 128 x 64 (bench-only
-// variants), or the plain kernel. Returns Auto for
+// memory). Tuning::portable_gemm (Z123_PORTABLE_GEMM=tiled|tiled64|plain) forces one, and the
+// tiled one's tile (tests, measurements): 128 x 128, 64 x 64, or the plain kernel. Returns Auto for
 // the tiled kernel with its tile chosen per shape (tiled_portable_tile).
 using PortableGemm = Tuning::PortableGemm;
 PortableGemm portable_kernel(const Kernels& kernels, DType dtype) {
@@ -164,12 +162,11 @@ PortableGemm portable_kernel(const Kernels& kernels, DType dtype) {
 // fp32 products, 64 x 64 where 128 x 128 tiles would fill at least a wave of compute units
 // (session 6: the level-0 and level-1 shapes 15-20% faster, the 100-tile level-2 ones 13% slower),
 // 128 x 128 where the device does not tell its compute units.
-PortableTile tiled_portable_tile(const Kernels& kernels, PortableGemm kind, bool packed, uint32_t M, uint32_t N) {
+uint32_t tiled_portable_tile(const Kernels& kernels, PortableGemm kind, bool packed, uint32_t M, uint32_t N) {
   if (kind == PortableGemm::Tiled128) return kTiledTile;
-  if (kind == PortableGemm::Tiled128x64) return kTiledTallTile;
   if (kind == PortableGemm::Tiled64 || packed) return kTiledSmallTile;
   const uint32_t units = kernels.device().info().compute_units;
-  const uint64_t big = uint64_t{div_up(M, kTiledTile.m)} * div_up(N, kTiledTile.n);
+  const uint64_t big = uint64_t{div_up(M, kTiledTile)} * div_up(N, kTiledTile);
   return units && big >= units ? kTiledSmallTile : kTiledTile;
 }
 
@@ -257,18 +254,16 @@ std::vector<std::string> khr_tiling_variants(const std::string& name) {
           composed_variant("gemm_conv_khr" + t.suffix, DType::F16)};
 }
 
-std::string tiled_portable_variant(const std::string& base, PortableTile tile, bool packed) {
-  const std::string suffix = tile.m == kTiledTile.m && tile.n == kTiledTile.n ? "_tiled"
-                             : tile.m == tile.n ? "_tiled_t" + std::to_string(tile.m)
-                                                : "_tiled_t" + std::to_string(tile.m) + "x" + std::to_string(tile.n);
-  return composed_variant(base + suffix + (packed ? "_packed" : ""), DType::F16);
+std::string tiled_portable_variant(const std::string& base, uint32_t tile, bool packed) {
+  return composed_variant(base + (tile == kTiledTile ? "_tiled" : "_tiled_t64") + (packed ? "_packed" : ""),
+                          DType::F16);
 }
 
 std::string plain_portable_variant(const std::string& base, bool narrow, DType dtype) {
   return composed_variant(base + (narrow ? "_narrow" : ""), dtype);
 }
 
-std::vector<PortableTile> tiled_portable_tiles() { return {kTiledTile, kTiledSmallTile, kTiledTallTile}; }
+std::vector<uint32_t> tiled_portable_tiles() { return {kTiledTile, kTiledSmallTile}; }
 
 void set_max_grid_rows_for_testing(uint32_t groups) { g_max_groups = groups ? groups : kMaxGroups; }
 void force_portable_split_k_for_testing(uint32_t splits) { g_portable_splits = splits; }
@@ -459,11 +454,10 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   // memory tiles where the plain kernel reads every operand from global memory itself.
   if (gemm_uses_tiled_portable(kernels, x.dtype, push.N, p.raw_f32)) {
     const bool packed = tiled_packed_products(kernels);
-    const PortableTile tile =
-        tiled_portable_tile(kernels, portable_kernel(kernels, x.dtype), packed, push.M, push.N);
+    const uint32_t tile = tiled_portable_tile(kernels, portable_kernel(kernels, x.dtype), packed, push.M, push.N);
     const vk::Pipeline& pipe =
         kernels.pipeline(tiled_portable_variant(base, tile, packed), 5, sizeof push, {run % 8 == 0 ? 1u : 0u});
-    const uint32_t row_tiles = div_up(push.M, tile.m), col_tiles = div_up(push.N, tile.n);
+    const uint32_t row_tiles = div_up(push.M, tile), col_tiles = div_up(push.N, tile);
     record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles,
                  split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K), x.dtype, shape);
     return;

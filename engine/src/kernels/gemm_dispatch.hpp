@@ -64,15 +64,12 @@ std::vector<std::string> khr_tiling_names();
 
 // The portable GEMMs' variant names, composed in one place each so that tests can enumerate them
 // (tests/vk/test_shader_names.cpp). base: "gemm" or "gemm_conv".
-// The tiled kernel (fp16 only): an M x N tile, packed fp16 products or fp32 ones.
-struct PortableTile {
-  uint32_t m, n;
-};
-std::string tiled_portable_variant(const std::string& base, PortableTile tile, bool packed);
+// The tiled kernel (fp16 only): tile 128 or 64, packed fp16 products or fp32 ones.
+std::string tiled_portable_variant(const std::string& base, uint32_t tile, bool packed);
 // The plain kernel, with the narrow-output blocks or the general ones.
 std::string plain_portable_variant(const std::string& base, bool narrow, DType dtype);
-// The tiles the tiled kernel comes in (128 x 64 only with -DZ123_BENCH_VARIANTS=ON).
-std::vector<PortableTile> tiled_portable_tiles();
+// The tiles the tiled kernel comes in.
+std::vector<uint32_t> tiled_portable_tiles();
 
 // Row tiles go to grid y, and to z past this many (default 65535, the Vulkan minimum limit).
 // Tests lower it to cover the y/z split with small problems; 0 restores the default.

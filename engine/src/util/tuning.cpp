@@ -57,7 +57,7 @@ Tuning Tuning::from_environment() {
 
   using PG = PortableGemm;
   t.portable_gemm = choice<PG>("Z123_PORTABLE_GEMM",
-                               {{"tiled", PG::Tiled128}, {"tiled64", PG::Tiled64}, {"tiled128x64", PG::Tiled128x64}, {"plain", PG::Plain}}, PG::Auto);
+                               {{"tiled", PG::Tiled128}, {"tiled64", PG::Tiled64}, {"plain", PG::Plain}}, PG::Auto);
   using PA = PortableArith;
   t.portable_arith = choice<PA>("Z123_PORTABLE_ARITH", {{"packed", PA::Packed}, {"fp32", PA::Fp32}}, PA::Auto);
   if (const char* v = env("Z123_GEMM_TILE")) {
