@@ -24,10 +24,11 @@
 // current tile and stored into shared memory once the tile's last reader is past a barrier.
 //
 // Measured on an H100 (bench/NOTES.md sessions 8 and 12), UNet level 0 (2x5x9600x13696x64,
-// fp16): the one-query-per-invocation kernel (attention_portable.glsl) 23.95 ms; this kernel's
+// fp16): the one-query-per-invocation kernel (attention_portable.glsl) 23.95 ms; this kernel with
 // fp32 tiles (KS 2, 4 barriers a tile) 20.97 ms at 256 invocations (254 registers; 128
 // invocations: 26.6-37.1 ms); the prefetch alone changed nothing (21.1 ms), the shuffled row
-// maxima -3.4% per step.
+// maxima -3.4% per step; fp16 tiles with 64 keys 15.4 ms (127 registers; 128 invocations 10%
+// slower per step).
 //
 // Sizes in bytes, with U the bytes of a pair (4 fp16, 8 fp32): Q D/2*QB*U, K D/2*BK*U,
 // V BK*D/2*U, P 4*BK*(QB+4), partials 4*TC*(QB+4); the variants (shaders/variants/attention.cmake)
