@@ -4,6 +4,7 @@
 
 #include "support/vk_env.hpp"
 #include "z123/error.hpp"
+#include "z123/vk/device.hpp"
 #include "z123/vk/instance.hpp"
 
 using namespace z123;
@@ -45,6 +46,27 @@ TEST(DeviceChoice, LavapipeLimitsAreSeen) {
     return;
   }
   GTEST_SKIP() << "no lavapipe device on this machine";
+}
+
+// Every kernel family needs basic, arithmetic (norms) and shuffle (attention) subgroup operations
+// in compute shaders: a device without them is refused when it is opened, naming what it lacks.
+TEST(DeviceChoice, SubgroupOperationsTheKernelsNeed) {
+  for (const auto& d : test::vk_instance().devices()) EXPECT_EQ(vk::missing_subgroup_operations(d), "") << d.name;
+  vk::DeviceInfo d = test::vk_instance().devices().front();
+  d.compute_subgroup_operations &= ~uint32_t{VK_SUBGROUP_FEATURE_SHUFFLE_BIT};
+  EXPECT_EQ(vk::missing_subgroup_operations(d), "shuffle");
+  d.compute_subgroup_operations = 0;
+  EXPECT_EQ(vk::missing_subgroup_operations(d), "basic, arithmetic, shuffle");
+  try {
+    vk::Device device(test::vk_instance(), d, {});
+    ADD_FAILURE() << "a device without subgroup operations was opened";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
+    EXPECT_NE(std::string(e.what()).find("lacks subgroup operations the kernels use in compute shaders: basic, "
+                                         "arithmetic, shuffle"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(DeviceChoice, DefaultOrderPrefersDiscreteThenIntegratedThenVirtualThenCpu) {

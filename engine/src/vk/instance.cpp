@@ -231,6 +231,8 @@ void Instance::enumerate_devices() {
     for (int i = 0; i < 3; ++i) d.max_workgroup_count[i] = base.limits.maxComputeWorkGroupCount[i];
     d.max_push_constants = base.limits.maxPushConstantsSize;
     d.subgroup_size = p11.subgroupSize;
+    d.compute_subgroup_operations =
+        (p11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ? p11.subgroupSupportedOperations : 0;
     d.min_subgroup_size = ssc_ext ? sscp.minSubgroupSize : p11.subgroupSize;
     d.max_subgroup_size = ssc_ext ? sscp.maxSubgroupSize : p11.subgroupSize;
     d.compute_required_subgroup_size = ssc_ext && (sscp.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT);
@@ -379,6 +381,17 @@ const DeviceInfo& choose_device(const std::vector<DeviceInfo>& devs, const std::
   // NoDevice, not InvalidArgument: for the user it is "no such device" (the plug-ins say so; the
   // command line's exit status is 1 either way).
   throw Error(ErrorKind::NoDevice, "no Vulkan device name contains '" + selector + "'; devices:" + list());
+}
+
+std::string missing_subgroup_operations(const DeviceInfo& info) {
+  static const std::pair<VkSubgroupFeatureFlagBits, const char*> needed[] = {
+      {VK_SUBGROUP_FEATURE_BASIC_BIT, "basic"},
+      {VK_SUBGROUP_FEATURE_ARITHMETIC_BIT, "arithmetic"},
+      {VK_SUBGROUP_FEATURE_SHUFFLE_BIT, "shuffle"}};
+  std::string missing;
+  for (const auto& [bit, name] : needed)
+    if (!(info.compute_subgroup_operations & bit)) missing += (missing.empty() ? "" : ", ") + std::string(name);
+  return missing;
 }
 
 std::string describe_device(const DeviceInfo& d) {

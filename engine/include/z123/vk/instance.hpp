@@ -47,6 +47,9 @@ struct DeviceInfo {
   uint32_t max_workgroup_count[3]{};
   uint32_t max_push_constants = 0;
   uint32_t subgroup_size = 0;
+  // The subgroup operations compute shaders may use (VkSubgroupFeatureFlags; 0 where the device
+  // has no subgroup operations in the compute stage).
+  uint32_t compute_subgroup_operations = 0;
   // Subgroup sizes a compute pipeline may get (Vulkan 1.3 / VK_EXT_subgroup_size_control; both
   // subgroup_size where unknown), and whether it can require one of them.
   uint32_t min_subgroup_size = 0, max_subgroup_size = 0;
@@ -124,5 +127,8 @@ inline const DeviceInfo& choose_device(const Instance& instance, const std::stri
 
 // Human-readable multi-line description (used by --list-devices and the inspect tool).
 std::string describe_device(const DeviceInfo& info);
+// The subgroup operations the kernels use (basic, arithmetic: group norm and layer norm; shuffle:
+// the attention) that `info` lacks in compute shaders, comma-separated; empty when it has all.
+std::string missing_subgroup_operations(const DeviceInfo& info);
 
 } // namespace z123::vk
