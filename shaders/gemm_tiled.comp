@@ -131,8 +131,12 @@ void main() {
       if ((k4 + 1) % (FLUSH_K / 4) == 0)
         [[unroll]] for (uint i = 0; i < TM; ++i)
           [[unroll]] for (uint j = 0; j < TN; ++j) {
+#ifdef FLUSH_MERGE
+            acc[i][j] += float(acc16[i][j].x + acc16[i][j].y); // halves added in fp16: 3 instructions, not 4
+#else
             vec2 h = vec2(acc16[i][j]);
             acc[i][j] += h.x + h.y;
+#endif
           }
 #endif
     }

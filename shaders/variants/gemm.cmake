@@ -43,6 +43,14 @@ foreach(kind "" "_conv")
   z123_shader(NAME gemm${kind}_tiled_packed_f16 SOURCE gemm_tiled.comp DEFINES DTYPE_F16 F16_ARITH ${conv_def})
   z123_shader(NAME gemm${kind}_tiled_t64_packed_f16 SOURCE gemm_tiled.comp
               DEFINES DTYPE_F16 F16_ARITH ${conv_def} BM=64 BN=64 BK=32 FLUSH_K=16)
+  # Bench-only alternatives of it (Z123_PORTABLE_TILED_VARIANT, session 12): 64-deep K steps (half
+  # the barriers and tile stores per product), the fp16 halves added before one conversion.
+  z123_shader(NAME gemm${kind}_tiled_t64_packed_bk64_f16 SOURCE gemm_tiled.comp
+              DEFINES DTYPE_F16 F16_ARITH ${conv_def} BM=64 BN=64 BK=64 FLUSH_K=16 BENCH)
+  z123_shader(NAME gemm${kind}_tiled_t64_packed_merge_f16 SOURCE gemm_tiled.comp
+              DEFINES DTYPE_F16 F16_ARITH ${conv_def} BM=64 BN=64 BK=32 FLUSH_K=16 FLUSH_MERGE BENCH)
+  z123_shader(NAME gemm${kind}_tiled_t64_packed_bk64merge_f16 SOURCE gemm_tiled.comp
+              DEFINES DTYPE_F16 F16_ARITH ${conv_def} BM=64 BN=64 BK=64 FLUSH_K=16 FLUSH_MERGE BENCH)
   z123_shader(NAME gemm${kind}_nv_f16 SOURCE gemm_coopmat.comp DEFINES DTYPE_F16 ${conv_def}
               REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
   # N <= 16 (conv_out to RGB, latent convs): 128 x 16 tiles, one 16 x 16 fragment per subgroup.

@@ -263,6 +263,15 @@ std::string plain_portable_variant(const std::string& base, bool narrow, DType d
   return composed_variant(base + (narrow ? "_narrow" : ""), dtype);
 }
 
+const std::vector<std::string>& tiled_portable_knob_values() {
+  static const std::vector<std::string> values{"bk64", "merge", "bk64merge"};
+  return values;
+}
+
+std::string tiled_portable_knob_variant(const std::string& base, const std::string& value) {
+  return composed_variant(base + "_tiled_t64_packed_" + value, DType::F16);
+}
+
 std::vector<uint32_t> tiled_portable_tiles() { return {kTiledTile, kTiledSmallTile}; }
 
 void set_max_grid_rows_for_testing(uint32_t groups) { g_max_groups = groups ? groups : kMaxGroups; }
@@ -455,8 +464,12 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   if (gemm_uses_tiled_portable(kernels, x.dtype, push.N, p.raw_f32)) {
     const bool packed = tiled_packed_products(kernels);
     const uint32_t tile = tiled_portable_tile(kernels, portable_kernel(kernels, x.dtype), packed, push.M, push.N);
-    const vk::Pipeline& pipe =
-        kernels.pipeline(tiled_portable_variant(base, tile, packed), 5, sizeof push, {run % 8 == 0 ? 1u : 0u});
+    // Measuring knob: Tuning::portable_tiled_variant replaces the 64 x 64 packed kernel.
+    const std::string& alt = kernels.tuning().portable_tiled_variant;
+    const std::string variant = !alt.empty() && packed && tile == kTiledSmallTile
+                                    ? tiled_portable_knob_variant(base, alt)
+                                    : tiled_portable_variant(base, tile, packed);
+    const vk::Pipeline& pipe = kernels.pipeline(variant, 5, sizeof push, {run % 8 == 0 ? 1u : 0u});
     const uint32_t row_tiles = div_up(push.M, tile), col_tiles = div_up(push.N, tile);
     record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles,
                  split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K), x.dtype, shape);
