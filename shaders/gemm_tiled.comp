@@ -8,8 +8,8 @@
 // 8 x 8), where the plain portable kernel (gemm.comp) reads every operand from global memory
 // itself. The next K step's tiles load into registers while this one is multiplied
 // (common/gemm_tile_loader.glsl, shared with the cooperative-matrix kernel, as are split K and
-// the conv loader). 20 KiB of shared memory at the default tiling (10 with F16_ARITH): fits every
-// device.
+// the conv loader). 20 KiB of shared memory at the default tiling (10 with F16_ARITH; 17 for the
+// 64 x 64 packed variant's 64-deep K steps): fits every device.
 // With F16_ARITH the tiles stay fp16 in shared memory and the products run as packed f16vec2
 // multiply-adds (two per instruction: twice the fp32 rate on most GPUs without matrix units;
 // docs/devices.md says which), summed in fp16 over FLUSH_K positions of K (FLUSH_K / 2 products
@@ -131,12 +131,8 @@ void main() {
       if ((k4 + 1) % (FLUSH_K / 4) == 0)
         [[unroll]] for (uint i = 0; i < TM; ++i)
           [[unroll]] for (uint j = 0; j < TN; ++j) {
-#ifdef FLUSH_MERGE
-            acc[i][j] += float(acc16[i][j].x + acc16[i][j].y); // halves added in fp16: 3 instructions, not 4
-#else
             vec2 h = vec2(acc16[i][j]);
             acc[i][j] += h.x + h.y;
-#endif
           }
 #endif
     }

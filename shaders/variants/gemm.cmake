@@ -38,19 +38,13 @@ foreach(kind "" "_conv")
   z123_shader(NAME gemm${kind}_tiled_t64_f16 SOURCE gemm_tiled.comp DEFINES DTYPE_F16 ${conv_def} BM=64 BN=64 BK=32)
   # The same two with packed fp16 products (F16_ARITH), the default where fp16 models run; both sum
   # 8 products per half in fp16 (FLUSH_K 16) before the fp32 accumulators: with 16 (the 64 x 64
-  # tiles' whole K step) the H100's fp16 parity went from 1.59e-3 to 1.77e-3 and 3 levels
-  # (bench/NOTES.md session 10).
+  # tiles' whole K step then) the H100's fp16 parity went from 1.59e-3 to 1.77e-3 and 3 levels
+  # (bench/NOTES.md session 10). The 64 x 64 one takes 64-deep K steps (17 KiB of shared memory):
+  # half the barriers and tile stores per product, 255.6 -> 235.8 ms per step on the H100, the
+  # same sums bit for bit (session 12, run 6).
   z123_shader(NAME gemm${kind}_tiled_packed_f16 SOURCE gemm_tiled.comp DEFINES DTYPE_F16 F16_ARITH ${conv_def})
   z123_shader(NAME gemm${kind}_tiled_t64_packed_f16 SOURCE gemm_tiled.comp
-              DEFINES DTYPE_F16 F16_ARITH ${conv_def} BM=64 BN=64 BK=32 FLUSH_K=16)
-  # Bench-only alternatives of it (Z123_PORTABLE_TILED_VARIANT, session 12): 64-deep K steps (half
-  # the barriers and tile stores per product), the fp16 halves added before one conversion.
-  z123_shader(NAME gemm${kind}_tiled_t64_packed_bk64_f16 SOURCE gemm_tiled.comp
-              DEFINES DTYPE_F16 F16_ARITH ${conv_def} BM=64 BN=64 BK=64 FLUSH_K=16 BENCH)
-  z123_shader(NAME gemm${kind}_tiled_t64_packed_merge_f16 SOURCE gemm_tiled.comp
-              DEFINES DTYPE_F16 F16_ARITH ${conv_def} BM=64 BN=64 BK=32 FLUSH_K=16 FLUSH_MERGE BENCH)
-  z123_shader(NAME gemm${kind}_tiled_t64_packed_bk64merge_f16 SOURCE gemm_tiled.comp
-              DEFINES DTYPE_F16 F16_ARITH ${conv_def} BM=64 BN=64 BK=64 FLUSH_K=16 FLUSH_MERGE BENCH)
+              DEFINES DTYPE_F16 F16_ARITH ${conv_def} BM=64 BN=64 BK=64 FLUSH_K=16)
   z123_shader(NAME gemm${kind}_nv_f16 SOURCE gemm_coopmat.comp DEFINES DTYPE_F16 ${conv_def}
               REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
   # N <= 16 (conv_out to RGB, latent convs): 128 x 16 tiles, one 16 x 16 fragment per subgroup.

@@ -11,9 +11,7 @@
 
 #include <memory>
 
-#include "kernels/gemm_dispatch.hpp"
 #include "support/vk_env.hpp"
-#include "vk/shader_table.hpp"
 #include "z123/kernels/conv2d.hpp"
 #include "z123/kernels/kernels.hpp"
 #include "z123/kernels/linear.hpp"
@@ -86,17 +84,6 @@ protected:
         use_tuning(t);
         checks();
       }
-    // The bench-only alternatives of the 64 x 64 packed kernel, where this build has them.
-    for (const std::string& v : kernels::detail::tiled_portable_knob_values()) {
-      if (!vk::find_shader(kernels::detail::tiled_portable_knob_variant("gemm", v))) continue;
-      SCOPED_TRACE("64 x 64 packed variant " + v);
-      Tuning t = device().tuning();
-      t.portable_gemm = PG::Tiled64;
-      t.portable_arith = PA::Packed;
-      t.portable_tiled_variant = v;
-      use_tuning(t);
-      checks();
-    }
   }
   std::unique_ptr<kernels::Kernels> kernels_;
 };

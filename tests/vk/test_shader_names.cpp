@@ -45,12 +45,6 @@ TEST(ShaderNames, AttentionVariantKnob) {
     expect_declared(kernels::khr_attention_knob_variant(v));
 }
 
-// Every alternative Z123_PORTABLE_TILED_VARIANT may name.
-TEST(ShaderNames, PortableTiledVariantKnob) {
-  for (const std::string& v : kernels::detail::tiled_portable_knob_values())
-    for (const char* base : {"gemm", "gemm_conv"}) expect_declared(kernels::detail::tiled_portable_knob_variant(base, v));
-}
-
 // Both row counts of the coopmat2 attention (Z123_ATTN_CM2_ROWS).
 TEST(ShaderNames, Coopmat2AttentionRows) {
   for (uint32_t rows : {64u, 128u}) expect_declared(kernels::nvcm2_attention_variant(rows));

@@ -28,9 +28,6 @@ struct Tuning {
   // Z123_PORTABLE_GEMM=tiled|tiled64|plain: the fp16 portable GEMM kernel (tiled: 128 x 128 tiles).
   enum class PortableGemm { Auto, Tiled128, Tiled64, Plain };
   PortableGemm portable_gemm = PortableGemm::Auto;
-  // Z123_PORTABLE_TILED_VARIANT=bk64|merge|bk64merge: a bench-only alternative of the tiled
-  // portable GEMM's 64 x 64 packed kernel (kernels::detail::tiled_portable_knob_values); empty: none.
-  std::string portable_tiled_variant;
   // Z123_PORTABLE_ARITH=packed|fp32: the tiled portable GEMM's products.
   enum class PortableArith { Auto, Packed, Fp32 };
   PortableArith portable_arith = PortableArith::Auto;

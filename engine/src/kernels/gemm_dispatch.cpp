@@ -154,14 +154,15 @@ PortableGemm portable_kernel(const Kernels& kernels, DType dtype) {
 }
 
 // The tiled kernel's tile for an M x N output. With packed fp16 products, 64 x 64 (4 x 4 per
-// invocation, 32-deep K steps, fp16 sums flushed every 16 positions of K as in the 128 x 128
-// tiles) everywhere: on an H100 (bench/NOTES.md session 10) that runs the forced portable path at
-// 290 ms per step, as fast as choosing by waves, with one rule and the same rounding for every
+// invocation, fp16 sums flushed every 16 positions of K as in the 128 x 128 tiles) everywhere: on
+// an H100 (bench/NOTES.md session 10) that ran the forced portable path at 290 ms per step with
+// 32-deep K steps, as fast as choosing by waves, with one rule and the same rounding for every
 // shape; 128 x 128 everywhere took 328. (Unflushed, 64 x 64 tiles ran at 267 ms but rounded past
-// the project's 2-level parity.) With
-// fp32 products, 64 x 64 where 128 x 128 tiles would fill at least a wave of compute units
-// (session 6: the level-0 and level-1 shapes 15-20% faster, the 100-tile level-2 ones 13% slower),
-// 128 x 128 where the device does not tell its compute units.
+// the project's 2-level parity.) Their K steps are 64 deep since session 12 (8% less per step, the
+// same sums; 128 x 64 tiles were slower: one workgroup per SM). With fp32 products, 64 x 64 where
+// 128 x 128 tiles would fill at least a wave of compute units (session 6: the level-0 and level-1
+// shapes 15-20% faster, the 100-tile level-2 ones 13% slower), 128 x 128 where the device does
+// not tell its compute units.
 uint32_t tiled_portable_tile(const Kernels& kernels, PortableGemm kind, bool packed, uint32_t M, uint32_t N) {
   if (kind == PortableGemm::Tiled128) return kTiledTile;
   if (kind == PortableGemm::Tiled64 || packed) return kTiledSmallTile;
@@ -261,15 +262,6 @@ std::string tiled_portable_variant(const std::string& base, uint32_t tile, bool 
 
 std::string plain_portable_variant(const std::string& base, bool narrow, DType dtype) {
   return composed_variant(base + (narrow ? "_narrow" : ""), dtype);
-}
-
-const std::vector<std::string>& tiled_portable_knob_values() {
-  static const std::vector<std::string> values{"bk64", "merge", "bk64merge"};
-  return values;
-}
-
-std::string tiled_portable_knob_variant(const std::string& base, const std::string& value) {
-  return composed_variant(base + "_tiled_t64_packed_" + value, DType::F16);
 }
 
 std::vector<uint32_t> tiled_portable_tiles() { return {kTiledTile, kTiledSmallTile}; }
@@ -464,12 +456,8 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   if (gemm_uses_tiled_portable(kernels, x.dtype, push.N, p.raw_f32)) {
     const bool packed = tiled_packed_products(kernels);
     const uint32_t tile = tiled_portable_tile(kernels, portable_kernel(kernels, x.dtype), packed, push.M, push.N);
-    // Measuring knob: Tuning::portable_tiled_variant replaces the 64 x 64 packed kernel.
-    const std::string& alt = kernels.tuning().portable_tiled_variant;
-    const std::string variant = !alt.empty() && packed && tile == kTiledSmallTile
-                                    ? tiled_portable_knob_variant(base, alt)
-                                    : tiled_portable_variant(base, tile, packed);
-    const vk::Pipeline& pipe = kernels.pipeline(variant, 5, sizeof push, {run % 8 == 0 ? 1u : 0u});
+    const vk::Pipeline& pipe =
+        kernels.pipeline(tiled_portable_variant(base, tile, packed), 5, sizeof push, {run % 8 == 0 ? 1u : 0u});
     const uint32_t row_tiles = div_up(push.M, tile), col_tiles = div_up(push.N, tile);
     record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles,
                  split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K), x.dtype, shape);

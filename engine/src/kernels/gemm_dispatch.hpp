@@ -68,10 +68,6 @@ std::vector<std::string> khr_tiling_names();
 std::string tiled_portable_variant(const std::string& base, uint32_t tile, bool packed);
 // The plain kernel, with the narrow-output blocks or the general ones.
 std::string plain_portable_variant(const std::string& base, bool narrow, DType dtype);
-// The bench-only alternatives of the 64 x 64 packed variant Tuning::portable_tiled_variant may
-// name, and the variant a value names for `base` ("<base>_tiled_t64_packed_<value>_f16").
-const std::vector<std::string>& tiled_portable_knob_values();
-std::string tiled_portable_knob_variant(const std::string& base, const std::string& value);
 // The tiles the tiled kernel comes in.
 std::vector<uint32_t> tiled_portable_tiles();
 

@@ -191,10 +191,6 @@ Kernels::Kernels(vk::Device& device, const Tuning& tuning)
   if (tuning.attn_cm2_rows != 64)
     require_built("Z123_ATTN_CM2_ROWS", std::to_string(tuning.attn_cm2_rows),
                   {nvcm2_attention_variant(tuning.attn_cm2_rows)});
-  if (!tuning.portable_tiled_variant.empty())
-    require_built("Z123_PORTABLE_TILED_VARIANT", tuning.portable_tiled_variant,
-                  {detail::tiled_portable_knob_variant("gemm", tuning.portable_tiled_variant),
-                   detail::tiled_portable_knob_variant("gemm_conv", tuning.portable_tiled_variant)});
   if (!tuning.attn_variant.empty())
     require_built("Z123_ATTN_VARIANT", tuning.attn_variant, {khr_attention_knob_variant(tuning.attn_variant)});
 }

@@ -58,9 +58,6 @@ Tuning Tuning::from_environment() {
   using PG = PortableGemm;
   t.portable_gemm = choice<PG>("Z123_PORTABLE_GEMM",
                                {{"tiled", PG::Tiled128}, {"tiled64", PG::Tiled64}, {"plain", PG::Plain}}, PG::Auto);
-  std::vector<std::pair<std::string, std::string>> tiled_values;
-  for (const std::string& v : kernels::detail::tiled_portable_knob_values()) tiled_values.emplace_back(v, v);
-  t.portable_tiled_variant = choice<std::string>("Z123_PORTABLE_TILED_VARIANT", tiled_values, "");
   using PA = PortableArith;
   t.portable_arith = choice<PA>("Z123_PORTABLE_ARITH", {{"packed", PA::Packed}, {"fp32", PA::Fp32}}, PA::Auto);
   if (const char* v = env("Z123_GEMM_TILE")) {
