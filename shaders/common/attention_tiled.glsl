@@ -6,19 +6,21 @@
 // Invocation (rg, cg) = (tid / TC, tid % TC) with TC = D / 4 column groups owns rows
 // rg*RO .. rg*RO+RO-1 of both, keys cg*KS .. cg*KS+KS-1 of S and columns 4cg .. 4cg+3 of O.
 //
-// Q, K and V stay in their storage type in shared memory, as pairs of consecutive head
-// elements (one uint of two halves, or a vec2 for fp32 models), and become fp32 only in
-// registers: the copies are exact, and each 16-bit element costs half the shared-memory bytes
-// of an fp32 one. That is what bounds this kernel on GPUs whose shared memory serves 128 bytes
-// a clock against 128 fp32 multiply-adds (NVIDIA): an invocation's loads per multiply-add, not
-// its arithmetic. P stays fp32 (the softmax weights are not rounded).
+// K and V stay in their storage type in shared memory, as pairs of consecutive head elements
+// (one uint of two halves, or a vec2 for fp32 models), and become fp32 only in registers: the
+// copies are exact, and each 16-bit element costs half the shared-memory bytes of an fp32 one.
+// That is what bounds this kernel on GPUs whose shared memory serves 128 bytes a clock against
+// 128 fp32 multiply-adds (NVIDIA): an invocation's loads per multiply-add, not its arithmetic. Q,
+// read for every tile, is converted to fp32 once, and P stays fp32 (the softmax weights are not
+// rounded); P has no padding (a swizzle spreads its stores over the banks), so the fp16 kernel's
+// tiles of 64 keys fill exactly 48 KiB at 256 invocations and 32 KiB at 128.
 //
 // Online softmax per tile, in the log2 domain (scores times scale * log2(e), folded into the
 // exponent): each invocation's row maxima over its KS keys are combined across the TC
 // invocations of its row group through subgroup shuffles where a row group is TC lanes of one
-// subgroup (sg_rows), else through partials in shared memory (red_sh) that every invocation of
-// the row group reads. Row sums stay per invocation (its own keys' share, rescaled with the row)
-// and are added up once, at the end.
+// subgroup (sg_rows), else through partials in P's memory that every invocation of the row group
+// reads. Row sums stay per invocation (its own keys' share, rescaled with the row) and are added
+// up once, at the end.
 //
 // The next K/V tile travels through registers: loaded from global memory before S of the
 // current tile and stored into shared memory once the tile's last reader is past a barrier.
@@ -27,12 +29,12 @@
 // fp16): the one-query-per-invocation kernel (attention_portable.glsl) 23.95 ms; this kernel with
 // fp32 tiles (KS 2, 4 barriers a tile) 20.97 ms at 256 invocations (254 registers; 128
 // invocations: 26.6-37.1 ms); the prefetch alone changed nothing (21.1 ms), the shuffled row
-// maxima -3.4% per step; fp16 tiles with 64 keys 15.4 ms (127 registers; 128 invocations 10%
-// slower per step).
+// maxima -3.4% per step; fp16 Q, K and V with 64-key tiles 15.4 ms (127 registers; 128
+// invocations 10% slower per step); fp32 Q 14.6 ms (123 registers).
 //
-// Sizes in bytes, with U the bytes of a pair (4 fp16, 8 fp32): Q D/2*QB*U, K D/2*BK*U,
-// V BK*D/2*U, P 4*BK*(QB+4), partials 4*TC*(QB+4); the variants (shaders/variants/attention.cmake)
-// pick ATTN_NT and ATTN_KS so that they fit 32 KiB (lavapipe) or 48 KiB.
+// Sizes in bytes, with U the bytes of a pair (4 fp16, 8 fp32): Q 4*D*QB, K D/2*BK*U, V BK*D/2*U,
+// P 4*BK*QB; the variants (shaders/variants/attention.cmake) pick ATTN_NT and ATTN_KS so that they
+// fit 32 KiB (lavapipe) or 48 KiB.
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -87,11 +89,18 @@ layout(std430, binding = 2) readonly buffer VBufV { PAIRS v_v[]; };
 layout(std430, binding = 3) readonly buffer K2BufV { PAIRS k2_v[]; };
 layout(std430, binding = 4) readonly buffer V2BufV { PAIRS v2_v[]; };
 
-shared PAIRS q_sh[DP * QB / 2];  // Q:  [pair of d][query / 2], two queries' pairs per unit
+shared vec4 q_sh[D * QB / 4];   // Q:  [d][query], fp32 (converted once, read for every tile)
 shared PAIRS k_sh[DP * BK / 2];  // K:  [pair of d][key / 2]
 shared PAIRS v_sh[BK * D / 4];   // V:  [key][d / 4]
-shared vec4 p_sh[BK * QP / 4];   // P:  [key][query]
-shared vec4 red_sh[TC * QP / 4]; // per-invocation row partials: [column group][query]
+// P: [key][query / 4] with the vec4 column swizzled by key (P_AT: spreads a tile's stores over the
+// banks without padding). The row partials ([column group][query], QP apart) share its memory:
+// they are written and read between P's last read (the loop's final barrier) and P's next store.
+shared vec4 p_sh[BK * QB / 4];
+#define P_AT(key, col4) ((key) * (QB / 4) + ((col4) ^ (((key) / KS) & 7u)))
+#define RED_AT(c, row) (((c) * QP + (row)) / 4)
+#if TC * QP > BK * QB || (QB / 4) % 8 != 0
+#error "the row partials must fit P's memory, and P's swizzle its columns"
+#endif
 
 #define LOADP(buf, base) (VEC4 ? buf##_v[(base) / 4] : PAIRS_OF(LOAD4S(buf##_buf, base)))
 
@@ -159,8 +168,8 @@ void main() {
   for (uint idx = gl_LocalInvocationIndex; idx < QB * (D / 4); idx += NT) {
     uint r = idx % QB, c = idx / QB, qi = q0 + r;
     PAIRS x = qi < pc.nq ? LOADP(q, (b * pc.nq + qi) * pc.q_stride + pc.q_off + h * D + c * 4) : PAIRS(0);
-    SET_PAIR(q_sh, (2 * c) * (QB / 2) + r / 2, r % 2, PAIR_RAW(x, 0));
-    SET_PAIR(q_sh, (2 * c + 1) * (QB / 2) + r / 2, r % 2, PAIR_RAW(x, 1));
+    vec4 xf = vec4(PAIR(x, 0), PAIR(x, 1));
+    [[unroll]] for (uint e = 0; e < 4; ++e) q_sh[((4 * c + e) * QB + r) / 4][r % 4] = xf[e];
   }
 
   vec4 o[RO];
@@ -189,13 +198,11 @@ void main() {
         kv[2 * k2] = PAIR(u, 0);
         kv[2 * k2 + 1] = PAIR(u, 1);
       }
-      [[unroll]] for (uint r2 = 0; r2 < RO / 2; ++r2) {
-        PAIRS u = q_sh[dp * (QB / 2) + r0 / 2 + r2];
-        vec2 qa = PAIR(u, 0), qb = PAIR(u, 1);
-        [[unroll]] for (uint k = 0; k < KS; ++k) {
-          s[2 * r2][k] = fma(qa.x, kv[k].x, fma(qa.y, kv[k].y, s[2 * r2][k]));
-          s[2 * r2 + 1][k] = fma(qb.x, kv[k].x, fma(qb.y, kv[k].y, s[2 * r2 + 1][k]));
-        }
+      [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) {
+        vec4 q_even = q_sh[(2 * dp * QB + r0) / 4 + r4], q_odd = q_sh[((2 * dp + 1) * QB + r0) / 4 + r4];
+        [[unroll]] for (uint e = 0; e < 4; ++e)
+          [[unroll]] for (uint k = 0; k < KS; ++k)
+            s[r4 * 4 + e][k] = fma(q_even[e], kv[k].x, fma(q_odd[e], kv[k].y, s[r4 * 4 + e][k]));
       }
     }
     // Masks: keys past the end, and keys after the query (causal).
@@ -219,12 +226,13 @@ void main() {
         [[unroll]] for (uint lanes = 1; lanes < TC; lanes *= 2)
           tile_max[r4] = max(tile_max[r4], subgroupShuffleXor(tile_max[r4], lanes));
     } else {
-      [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) red_sh[(cg * QP + r0) / 4 + r4] = tile_max[r4];
+      [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) p_sh[RED_AT(cg, r0) + r4] = tile_max[r4];
       barrier();
       [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) {
-        tile_max[r4] = red_sh[r0 / 4 + r4];
-        for (uint c = 1; c < TC; ++c) tile_max[r4] = max(tile_max[r4], red_sh[(c * QP + r0) / 4 + r4]);
+        tile_max[r4] = p_sh[RED_AT(0, r0) + r4];
+        for (uint c = 1; c < TC; ++c) tile_max[r4] = max(tile_max[r4], p_sh[RED_AT(c, r0) + r4]);
       }
+      barrier(); // every partial is read before P overwrites them
     }
     float alpha[RO];
     [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) {
@@ -248,7 +256,7 @@ void main() {
           p[e] = exp2(fma(s[r][k], c2, -m[r]));
           sum[r] += p[e];
         }
-        p_sh[((cg * KS + k) * QP + r0) / 4 + r4] = p;
+        p_sh[P_AT(cg * KS + k, r0 / 4 + r4)] = p;
       }
     }
     [[unroll]] for (uint r = 0; r < RO; ++r) {
@@ -263,7 +271,7 @@ void main() {
       PAIRS u = v_sh[kk * (D / 4) + cg];
       vec4 vv = vec4(PAIR(u, 0), PAIR(u, 1));
       [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) {
-        vec4 p = p_sh[(kk * QP + r0) / 4 + r4];
+        vec4 p = p_sh[P_AT(kk, r0 / 4 + r4)];
         [[unroll]] for (uint e = 0; e < 4; ++e) o[r4 * 4 + e] = fma(vec4(p[e]), vv, o[r4 * 4 + e]);
       }
     }
@@ -272,13 +280,13 @@ void main() {
   }
 
   // Row sums: the TC invocations' shares, through the partials area (every invocation is past
-  // its last read of red_sh: the loop ends with a barrier).
+  // its last read of P: the loop ends with a barrier).
   [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4)
-    red_sh[(cg * QP + r0) / 4 + r4] = vec4(l[r4 * 4], l[r4 * 4 + 1], l[r4 * 4 + 2], l[r4 * 4 + 3]);
+    p_sh[RED_AT(cg, r0) + r4] = vec4(l[r4 * 4], l[r4 * 4 + 1], l[r4 * 4 + 2], l[r4 * 4 + 3]);
   barrier();
   [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) {
     vec4 sum = vec4(0);
-    for (uint c = 0; c < TC; ++c) sum += red_sh[(c * QP + r0) / 4 + r4];
+    for (uint c = 0; c < TC; ++c) sum += p_sh[RED_AT(c, r0) + r4];
     [[unroll]] for (uint e = 0; e < 4; ++e) {
       uint qi = q0 + r0 + r4 * 4 + e;
       if (qi >= pc.nq) continue;

@@ -3,8 +3,8 @@
 # Portable, head sizes 16/32/64: the register-tiled kernel (common/attention_tiled.glsl), 4 query
 # rows per invocation, in two sizes chosen by the device's shared memory (attention.cpp):
 #   _t128 128 invocations, for 32 KiB (lavapipe): D 16/32/64 take 128/64/32 queries and 16/32/64-key
-#         tiles, 15/19/31.5 KiB in fp16 (fp32: 32-key tiles at D 64, 31 KiB);
-#   _t256 256 invocations, twice the queries, for 48 KiB (30/33/46 KiB in fp16, 45 in fp32 at D 64).
+#         tiles, 17/20/32 KiB in fp16 (fp32: 32-key tiles at D 64, 28 KiB);
+#   _t256 256 invocations, twice the queries, for 48 KiB (33/36/48 KiB in fp16, 40 in fp32 at D 64).
 # Portable, head sizes 80 and 512: one invocation per query (common/attention_portable.glsl):
 #   D 80:  64 queries per workgroup, 32-key tiles (20 KiB of K/V + 8 KiB of scores);
 #   D 512: 8 invocations per query (64 columns each), 16 queries, 4-key tiles (18 KiB shared),
