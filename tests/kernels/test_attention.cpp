@@ -297,7 +297,7 @@ TEST_F(Attention, BothTiledWorkgroupSizes) {
   c.nk2 = 45;
   int ran = 0;
   for (uint32_t nt : {128u, 256u}) {
-    if (nt == 256 && device().info().max_shared_memory < 48 * 1024) continue;
+    if (nt == 256 && device().info().max_shared_memory < kernels::kTiledAttention256SharedBytes) continue;
     SCOPED_TRACE(std::to_string(nt) + " invocations");
     tuning_.attn_tiled_invocations = nt;
     for (DType dt : kDtypes) check(with(c, dt));
@@ -310,7 +310,7 @@ TEST_F(Attention, BothTiledWorkgroupSizes) {
   }
   EXPECT_GE(ran, 1);
   tuning_.attn_tiled_invocations = 256;
-  if (device().info().max_shared_memory < 48 * 1024) {
+  if (device().info().max_shared_memory < kernels::kTiledAttention256SharedBytes) {
     kernels::Kernels kern(device(), tuning_);
     try {
       kernels::choose_attention_kernel(kern, DType::F16, 64, false, true);

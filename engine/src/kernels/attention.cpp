@@ -36,9 +36,6 @@ int64_t portable_queries_per_group(int64_t head_dim) { return head_dim == 512 ? 
 // groups of 4 rows (ATTN_RO).
 int64_t tiled_queries_per_group(int64_t head_dim, int64_t invocations) { return invocations / (head_dim / 4) * 4; }
 bool tiled_supports(int64_t head_dim) { return head_dim == 16 || head_dim == 32 || head_dim == 64; }
-// Its larger size (256 invocations) needs up to 45 KiB of shared memory; devices that have less
-// (lavapipe: 32 KiB) take the 128-invocation one (up to 30 KiB).
-constexpr uint32_t kTiled256SharedBytes = 48 * 1024;
 // 8 subgroups (ATTN_NW) of one fragment's rows each (ATTN_R = 1).
 int64_t coopmat_queries_per_group(uint32_t fragment_rows) { return 8 * int64_t(fragment_rows); }
 
@@ -190,13 +187,13 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
   const bool coopmat = (nv || khr) && dtype == DType::F16 && attention_coopmat_supports(head_dim) && aligned;
   const std::string base = "attention_d" + std::to_string(head_dim);
   if (!coopmat && tiled_supports(head_dim)) {
-    const bool fits256 = kernels.device().info().max_shared_memory >= kTiled256SharedBytes;
+    const bool fits256 = kernels.device().info().max_shared_memory >= kTiledAttention256SharedBytes;
     // Measuring knob: Tuning::attn_tiled_invocations (Z123_ATTN_TILED_INVOCATIONS) picks the size.
     const uint32_t want = kernels.tuning().attn_tiled_invocations;
     if (want == 256 && !fits256)
       throw unsupported("Z123_ATTN_TILED_INVOCATIONS=256: '" + kernels.device().info().name + "' has " +
                         std::to_string(kernels.device().info().max_shared_memory) + " bytes of shared memory, " +
-                        std::to_string(kTiled256SharedBytes) + " needed");
+                        std::to_string(kTiledAttention256SharedBytes) + " needed");
     const int64_t nt = want != 0 ? want : fits256 ? 256 : 128;
     return {portable_attention_variant(head_dim, nt, dtype), tiled_queries_per_group(head_dim, nt), 0, true};
   }

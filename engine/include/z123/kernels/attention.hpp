@@ -64,6 +64,9 @@ struct AttentionKernel {
   uint32_t subgroup;
   bool takes_vec4 = false; // spec constant 0: 4-element loads where strides and offsets allow
 };
+// The register-tiled portable kernel's larger size (256 invocations) needs up to 48 KiB of shared
+// memory; devices that have less (lavapipe: 32 KiB) take the 128-invocation one (up to 32 KiB).
+constexpr uint32_t kTiledAttention256SharedBytes = 48 * 1024;
 AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int64_t head_dim, bool causal,
                                         bool aligned);
 // The NV cooperative matrix 2 attention's variant with `rows` query rows per workgroup (64, or
