@@ -239,7 +239,8 @@ void main() {
       [[unroll]] for (uint e = 0; e < 4; ++e) {
         uint r = r4 * 4 + e;
         // c2 > 0, so the scaled max is the max of the scaled scores; a fully masked tile keeps the
-        // old max (MASKED * c2 stays far below any real score, and finite).
+        // old max (MASKED * c2 is far below any real score, or -inf for scales past ~1.1: either
+        // way max() keeps m finite and exp2 gives 0).
         float m_new = max(m[r], tile_max[r4][e] * c2);
         alpha[r] = exp2(m[r] - m_new);
         m[r] = m_new;
