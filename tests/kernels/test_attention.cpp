@@ -284,6 +284,16 @@ TEST_F(Attention, LargeScoresStayStable) {
   big.nq = 9;
   big.nk = 12;
   check(with(big, DType::F32));
+  // A scale past ~1.1 turns the masked scores into -inf in the log2 domain: masked keys must still
+  // weigh 0 (causal, head sizes of both row-maxima routes on lavapipe's 8-wide subgroups).
+  for (int64_t d : {32, 64}) {
+    Case steep;
+    steep.head_dim = d;
+    steep.causal = true;
+    steep.nq = steep.nk = 70;
+    steep.scale = 2.0f;
+    for (DType dt : kDtypes) check(with(steep, dt));
+  }
 }
 
 TEST_F(Attention, BothTiledWorkgroupSizes) {
