@@ -57,6 +57,8 @@ TEST(DeviceChoice, SubgroupOperationsTheKernelsNeed) {
   EXPECT_EQ(vk::missing_subgroup_operations(d), "shuffle");
   d.compute_subgroup_operations = 0;
   EXPECT_EQ(vk::missing_subgroup_operations(d), "basic, arithmetic, shuffle");
+  EXPECT_NE(vk::describe_device(d).find("unusable: lacks subgroup operations"), std::string::npos)
+      << vk::describe_device(d);
   try {
     vk::Device device(test::vk_instance(), d, {});
     ADD_FAILURE() << "a device without subgroup operations was opened";
@@ -67,6 +69,19 @@ TEST(DeviceChoice, SubgroupOperationsTheKernelsNeed) {
               std::string::npos)
         << e.what();
   }
+}
+
+// The default choice passes over a device the kernels cannot run on, whatever its kind.
+TEST(DeviceChoice, DefaultChoiceSkipsADeviceWithoutTheSubgroupOperations) {
+  const uint32_t all =
+      VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
+  std::vector<vk::DeviceInfo> devs = {fake(0, "old discrete", VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU, 8ull << 30),
+                                      fake(1, "llvmpipe", VK_PHYSICAL_DEVICE_TYPE_CPU)};
+  devs[0].compute_subgroup_operations = VK_SUBGROUP_FEATURE_BASIC_BIT;
+  devs[1].compute_subgroup_operations = all;
+  EXPECT_EQ(vk::choose_device(devs, "").name, "llvmpipe");
+  devs[0].compute_subgroup_operations = all;
+  EXPECT_EQ(vk::choose_device(devs, "").name, "old discrete");
 }
 
 TEST(DeviceChoice, DefaultOrderPrefersDiscreteThenIntegratedThenVirtualThenCpu) {
