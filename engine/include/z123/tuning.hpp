@@ -28,7 +28,8 @@ struct Tuning {
   // Z123_PORTABLE_GEMM=tiled|tiled64|plain: the fp16 portable GEMM kernel (tiled: 128 x 128 tiles).
   enum class PortableGemm { Auto, Tiled128, Tiled64, Plain };
   PortableGemm portable_gemm = PortableGemm::Auto;
-  // Z123_PORTABLE_ARITH=packed|fp32: the tiled portable GEMM's products.
+  // Z123_PORTABLE_ARITH=packed|fp32: the tiled portable GEMM's products and the tiled portable
+  // attention's P·V (Kernels::portable_packed_products).
   enum class PortableArith { Auto, Packed, Fp32 };
   PortableArith portable_arith = PortableArith::Auto;
   // Z123_GEMM_TILE=default|<tiling>: one KHR GEMM tiling for every GEMM that may take one;

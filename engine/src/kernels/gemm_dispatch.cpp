@@ -171,19 +171,6 @@ uint32_t tiled_portable_tile(const Kernels& kernels, PortableGemm kind, bool pac
   return units && big >= units ? kTiledSmallTile : kTiledTile;
 }
 
-// The tiled kernel's products: packed fp16 pairs (F16_ARITH in gemm_tiled.comp, "_packed"
-// variants; every device that runs fp16 models has shaderFloat16) where the device's fp16
-// arithmetic is fast (packed_fp16_products_by_default), else fp32; Tuning::portable_arith
-// (Z123_PORTABLE_ARITH=packed|fp32) forces one (tests, measurements).
-bool tiled_packed_products(const Kernels& kernels) {
-  switch (kernels.tuning().portable_arith) {
-  case Tuning::PortableArith::Packed: return true;
-  case Tuning::PortableArith::Fp32: return false;
-  case Tuning::PortableArith::Auto: break;
-  }
-  return packed_fp16_products_by_default(kernels.device().info());
-}
-
 // A cooperative-matrix GEMM variant: the pipeline name suffix and its workgroup tile.
 struct CoopTile {
   std::string suffix;
@@ -320,7 +307,7 @@ bool gemm_uses_tiled_portable(const Kernels& kernels, DType dtype, uint32_t n, b
 }
 
 bool gemm_sums_fp16_products(const Kernels& kernels, DType dtype, uint32_t n, bool raw_f32) {
-  return gemm_uses_tiled_portable(kernels, dtype, n, raw_f32) && tiled_packed_products(kernels);
+  return gemm_uses_tiled_portable(kernels, dtype, n, raw_f32) && kernels.portable_packed_products();
 }
 
 std::string describe_route(const Kernels& kernels, DType dtype) {
@@ -330,7 +317,7 @@ std::string describe_route(const Kernels& kernels, DType dtype) {
     const std::string split =
         kernels.device().info().type == VK_PHYSICAL_DEVICE_TYPE_CPU ? "" : ", split K for few tiles";
     if (portable_kernel(kernels, dtype) != PortableGemm::Plain)
-      return std::string(tiled_packed_products(kernels)
+      return std::string(kernels.portable_packed_products()
                              ? "portable tiled, 64 x 64 tiles in shared memory, packed fp16 products"
                              : "portable tiled, 128 x 128 or 64 x 64 tiles in shared memory, fp32 products") +
              " (N < " + std::to_string(kTiledMinN) + ": plain)" + split;
@@ -454,7 +441,7 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   // Tiled portable kernel (gemm_tiled.comp) for fp16 on GPUs (portable_kernel above): shared-
   // memory tiles where the plain kernel reads every operand from global memory itself.
   if (gemm_uses_tiled_portable(kernels, x.dtype, push.N, p.raw_f32)) {
-    const bool packed = tiled_packed_products(kernels);
+    const bool packed = kernels.portable_packed_products();
     const uint32_t tile = tiled_portable_tile(kernels, portable_kernel(kernels, x.dtype), packed, push.M, push.N);
     const vk::Pipeline& pipe =
         kernels.pipeline(tiled_portable_variant(base, tile, packed), 5, sizeof push, {run % 8 == 0 ? 1u : 0u});

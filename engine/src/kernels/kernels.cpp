@@ -150,6 +150,15 @@ bool Kernels::khr_attention_available() const {
          device_.info().has_coopmat_shape(khr_shape_->m, khr_shape_->n, khr_shape_->k, kF16, kF16, kF16, kF16);
 }
 
+bool Kernels::portable_packed_products() const {
+  switch (tuning_.portable_arith) {
+  case Tuning::PortableArith::Packed: return true;
+  case Tuning::PortableArith::Fp32: return false;
+  case Tuning::PortableArith::Auto: break;
+  }
+  return packed_fp16_products_by_default(device_.info());
+}
+
 bool Kernels::path_available(Path p) const {
   const auto& f = device_.features();
   switch (p) {

@@ -77,6 +77,11 @@ public:
   // Whether the KHR attention kernel can run here: on khr_gemm_shape(), which the device must
   // also list with fp16 accumulators.
   bool khr_attention_available() const;
+  // Whether the portable fp16 kernels multiply packed fp16 pairs: the tiled GEMM's products
+  // (shaders/gemm_tiled.comp F16_ARITH) and the tiled attention's P·V (ATTN_PACKED_PV), where the
+  // device's fp16 arithmetic is fast (packed_fp16_products_by_default); Tuning::portable_arith
+  // (Z123_PORTABLE_ARITH=packed|fp32) forces one (tests, measurements).
+  bool portable_packed_products() const;
 
   const vk::Pipeline& pipeline(const std::string& shader, uint32_t buffers, uint32_t push_bytes,
                                std::vector<uint32_t> spec_constants = {}, uint32_t subgroup_size = 0);
