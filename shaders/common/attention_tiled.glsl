@@ -15,6 +15,12 @@
 // rounded); P has no padding (a swizzle spreads its stores over the banks), so the fp16 kernel's
 // tiles of 64 keys fill exactly 48 KiB at 256 invocations and 32 KiB at 128.
 //
+// With ATTN_PACKED_PV (fp16 only) P is stored as fp16 and O += P V runs as packed f16vec2
+// multiply-adds (two columns each), summed in fp16 over runs of PV_RUN keys and then added into the
+// fp32 O, as the tiled GEMM's packed products do (gemm_tiled.comp); the row sums add the same
+// rounded weights. S, the softmax and the running maxima stay fp32: an fp16 error in a score is an
+// error in an exponent.
+//
 // Online softmax per tile, in the log2 domain (scores times scale * log2(e), folded into the
 // exponent): each invocation's row maxima over its KS keys are combined across the TC
 // invocations of its row group through subgroup shuffles where a row group is TC lanes of one
@@ -30,10 +36,12 @@
 // fp32 tiles (KS 2, 4 barriers a tile) 20.97 ms at 256 invocations (254 registers; 128
 // invocations: 26.6-37.1 ms); the prefetch alone changed nothing (21.1 ms), the shuffled row
 // maxima -3.4% per step; fp16 Q, K and V with 64-key tiles 15.4 ms (127 registers; 128
-// invocations 10% slower per step); fp32 Q 14.6 ms (123 registers).
+// invocations 10% slower per step); fp32 Q 14.6 ms (123 registers); packed P·V 14.0 ms (session
+// 13, which also measured and dropped: runs of 8 keys, K fp32 in shared memory, K converted by
+// moving bits, and 128 invocations of 4 rows x 8 keys x 8 columns; all slower).
 //
 // Sizes in bytes, with U the bytes of a pair (4 fp16, 8 fp32): Q 4*D*QB, K D/2*BK*U, V BK*D/2*U,
-// P 4*BK*QB; the variants (shaders/variants/attention.cmake) pick ATTN_NT and ATTN_KS so that they
+// P 4*BK*QB (2*BK*QB with ATTN_PACKED_PV); the variants (shaders/variants/attention.cmake) pick ATTN_NT and ATTN_KS so that they
 // fit 32 KiB (lavapipe) or 48 KiB.
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
@@ -92,13 +100,31 @@ layout(std430, binding = 4) readonly buffer V2BufV { PAIRS v2_v[]; };
 shared vec4 q_sh[D * QB / 4];   // Q:  [d][query], fp32 (converted once, read for every tile)
 shared PAIRS k_sh[DP * BK / 2];  // K:  [pair of d][key / 2]
 shared PAIRS v_sh[BK * D / 4];   // V:  [key][d / 4]
-// P: [key][query / 4] with the vec4 column swizzled by key (P_AT: spreads a tile's stores over the
-// banks without padding). The row partials ([column group][query], QP apart) share its memory:
-// they are written and read between P's last read (the loop's final barrier) and P's next store.
+// P: [key][query / 4] with the 4-query column swizzled by key (P_AT: spreads a tile's stores over
+// the banks without padding): fp32, or fp16 with ATTN_PACKED_PV (4 halves a column). The row
+// partials ([column group][query], QP apart; vec4 units through red_put and red_get) share its
+// memory: they are written and read between P's last read (the loop's final barrier) and P's next
+// store.
+#ifdef ATTN_PACKED_PV
+#if !defined(DTYPE_F16) || (BK % PV_RUN) != 0
+#error "packed P·V is for fp16 storage, in tiles of whole PV_RUN-key runs"
+#endif
+shared uvec2 p_sh[BK * QB / 4];
+void red_put(uint at, vec4 v) {
+  p_sh[2 * at] = floatBitsToUint(v.xy);
+  p_sh[2 * at + 1] = floatBitsToUint(v.zw);
+}
+vec4 red_get(uint at) { return uintBitsToFloat(uvec4(p_sh[2 * at], p_sh[2 * at + 1])); }
+#define P_BYTES (BK * QB * 2)
+#else
 shared vec4 p_sh[BK * QB / 4];
+void red_put(uint at, vec4 v) { p_sh[at] = v; }
+vec4 red_get(uint at) { return p_sh[at]; }
+#define P_BYTES (BK * QB * 4)
+#endif
 #define P_AT(key, col4) ((key) * (QB / 4) + ((col4) ^ (((key) / KS) & 7u)))
 #define RED_AT(c, row) (((c) * QP + (row)) / 4)
-#if TC * QP > BK * QB || (QB / 4) % 8 != 0
+#if TC * QP * 4 > P_BYTES || (QB / 4) % 8 != 0
 #error "the row partials must fit P's memory, and P's swizzle its columns"
 #endif
 
@@ -226,11 +252,11 @@ void main() {
         [[unroll]] for (uint lanes = 1; lanes < TC; lanes *= 2)
           tile_max[r4] = max(tile_max[r4], subgroupShuffleXor(tile_max[r4], lanes));
     } else {
-      [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) p_sh[RED_AT(cg, r0) + r4] = tile_max[r4];
+      [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) red_put(RED_AT(cg, r0) + r4, tile_max[r4]);
       barrier();
       [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) {
-        tile_max[r4] = p_sh[RED_AT(0, r0) + r4];
-        for (uint c = 1; c < TC; ++c) tile_max[r4] = max(tile_max[r4], p_sh[RED_AT(c, r0) + r4]);
+        tile_max[r4] = red_get(RED_AT(0, r0) + r4);
+        for (uint c = 1; c < TC; ++c) tile_max[r4] = max(tile_max[r4], red_get(RED_AT(c, r0) + r4));
       }
       barrier(); // every partial is read before P overwrites them
     }
@@ -252,12 +278,20 @@ void main() {
     [[unroll]] for (uint k = 0; k < KS; ++k) {
       [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) {
         vec4 p;
+#ifdef ATTN_PACKED_PV
+        [[unroll]] for (uint e = 0; e < 4; ++e) p[e] = exp2(fma(s[r4 * 4 + e][k], c2, -m[r4 * 4 + e]));
+        f16vec4 ph = f16vec4(p);
+        p = vec4(ph); // the row sums add the weights that P·V multiplies
+        [[unroll]] for (uint e = 0; e < 4; ++e) sum[r4 * 4 + e] += p[e];
+        p_sh[P_AT(cg * KS + k, r0 / 4 + r4)] = uvec2(packFloat2x16(ph.xy), packFloat2x16(ph.zw));
+#else
         [[unroll]] for (uint e = 0; e < 4; ++e) {
           uint r = r4 * 4 + e;
           p[e] = exp2(fma(s[r][k], c2, -m[r]));
           sum[r] += p[e];
         }
         p_sh[P_AT(cg * KS + k, r0 / 4 + r4)] = p;
+#endif
       }
     }
     [[unroll]] for (uint r = 0; r < RO; ++r) {
@@ -268,6 +302,25 @@ void main() {
     if (more) store_k_tile();
 
     // O += P V.
+#ifdef ATTN_PACKED_PV
+    for (uint k0 = 0; k0 < BK; k0 += PV_RUN) {
+      f16vec2 acc[RO][2]; // columns 4cg, 4cg+1 and 4cg+2, 4cg+3 of each row, this run of keys
+      [[unroll]] for (uint r = 0; r < RO; ++r) acc[r][0] = acc[r][1] = f16vec2(0.0hf);
+      for (uint kk = k0; kk < k0 + PV_RUN; ++kk) {
+        uvec2 u = v_sh[kk * (D / 4) + cg];
+        f16vec2 v01 = unpackFloat2x16(u.x), v23 = unpackFloat2x16(u.y);
+        [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) {
+          uvec2 pp = p_sh[P_AT(kk, r0 / 4 + r4)];
+          f16vec4 p = f16vec4(unpackFloat2x16(pp.x), unpackFloat2x16(pp.y));
+          [[unroll]] for (uint e = 0; e < 4; ++e) {
+            acc[r4 * 4 + e][0] = fma(f16vec2(p[e]), v01, acc[r4 * 4 + e][0]);
+            acc[r4 * 4 + e][1] = fma(f16vec2(p[e]), v23, acc[r4 * 4 + e][1]);
+          }
+        }
+      }
+      [[unroll]] for (uint r = 0; r < RO; ++r) o[r] += vec4(vec2(acc[r][0]), vec2(acc[r][1]));
+    }
+#else
     for (uint kk = 0; kk < BK; ++kk) {
       PAIRS u = v_sh[kk * (D / 4) + cg];
       vec4 vv = vec4(PAIR(u, 0), PAIR(u, 1));
@@ -276,6 +329,7 @@ void main() {
         [[unroll]] for (uint e = 0; e < 4; ++e) o[r4 * 4 + e] = fma(vec4(p[e]), vv, o[r4 * 4 + e]);
       }
     }
+#endif
     barrier(); // every P·V is done with V and P
     if (more) store_v_tile();
   }
@@ -283,11 +337,11 @@ void main() {
   // Row sums: the TC invocations' shares, through the partials area (every invocation is past
   // its last read of P: the loop ends with a barrier).
   [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4)
-    p_sh[RED_AT(cg, r0) + r4] = vec4(l[r4 * 4], l[r4 * 4 + 1], l[r4 * 4 + 2], l[r4 * 4 + 3]);
+    red_put(RED_AT(cg, r0) + r4, vec4(l[r4 * 4], l[r4 * 4 + 1], l[r4 * 4 + 2], l[r4 * 4 + 3]));
   barrier();
   [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) {
     vec4 sum = vec4(0);
-    for (uint c = 0; c < TC; ++c) sum += p_sh[RED_AT(c, r0) + r4];
+    for (uint c = 0; c < TC; ++c) sum += red_get(RED_AT(c, r0) + r4);
     [[unroll]] for (uint e = 0; e < 4; ++e) {
       uint qi = q0 + r0 + r4 * 4 + e;
       if (qi >= pc.nq) continue;

@@ -4,7 +4,8 @@
 # rows per invocation, in two sizes chosen by the device's shared memory (attention.cpp):
 #   _t128 128 invocations, for 32 KiB (lavapipe): D 16/32/64 take 128/64/32 queries and 16/32/64-key
 #         tiles, 17/20/32 KiB in fp16 (fp32: 32-key tiles at D 64, 28 KiB);
-#   _t256 256 invocations, twice the queries, for 48 KiB (33/36/48 KiB in fp16, 40 in fp32 at D 64).
+#   _t256 256 invocations, twice the queries, for 48 KiB (33/36/48 KiB in fp16, 40 in fp32 at D 64);
+#   _pv16 the fp16 ones with packed P·V (P fp16: 8 KiB less at D 64 on 256 invocations).
 # Portable, head sizes 80 and 512: one invocation per query (common/attention_portable.glsl):
 #   D 80:  64 queries per workgroup, 32-key tiles (20 KiB of K/V + 8 KiB of scores);
 #   D 512: 8 invocations per query (64 columns each), 16 queries, 4-key tiles (18 KiB shared),
@@ -22,6 +23,14 @@ foreach(dt f32 f16)
     foreach(nt 128 256)
       z123_shader(NAME attention_d${d}_t${nt}_${dt} SOURCE attention.comp
                   DEFINES HEAD_DIM=${d} ATTN_TILED ATTN_NT=${nt} ATTN_RO=4 ATTN_KS=${ks} ${dt_defs})
+      if(dt STREQUAL "f16")
+        # Packed fp16 P·V, summed in fp16 over runs of 16 keys: the default where the portable GEMMs
+        # take packed products too (attention.cpp). H100, level 0: 14.0 ms against 14.5 (session 13;
+        # runs of 8 keys took 1.5% more per step).
+        z123_shader(NAME attention_d${d}_t${nt}_pv16_${dt} SOURCE attention.comp
+                    DEFINES HEAD_DIM=${d} ATTN_TILED ATTN_NT=${nt} ATTN_RO=4 ATTN_KS=${ks} ATTN_PACKED_PV PV_RUN=16
+                    ${dt_defs})
+      endif()
     endforeach()
   endforeach()
   z123_shader(NAME attention_d80_${dt} SOURCE attention.comp

@@ -62,13 +62,15 @@ TEST(ShaderNames, PortableGemms) {
   }
 }
 
-// The portable attention for every head size it accepts, at both key tiles, in both dtypes.
+// The portable attention for every head size it accepts, at both workgroup sizes, with and without
+// packed P·V, in both dtypes.
 TEST(ShaderNames, PortableAttention) {
   for (int64_t head_dim = 1; head_dim <= 512; ++head_dim) {
     if (!kernels::attention_supports_head_dim(head_dim)) continue;
-    for (int64_t key_tile : kernels::portable_attention_key_tiles())
-      for (DType dt : {DType::F16, DType::F32})
-        expect_declared(kernels::portable_attention_variant(head_dim, key_tile, dt));
+    for (int64_t invocations : kernels::portable_attention_invocations())
+      for (bool packed : {false, true})
+        for (DType dt : {DType::F16, DType::F32})
+          expect_declared(kernels::portable_attention_variant(head_dim, invocations, packed, dt));
   }
 }
 

@@ -142,12 +142,14 @@ void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, AttnOpera
                &push, sizeof push, div_up(q.n, kernel.queries_per_group), u32(p.heads), u32(batch), shape);
 }
 
-std::string portable_attention_variant(int64_t head_dim, int64_t key_tile, DType dtype) {
+std::string portable_attention_variant(int64_t head_dim, int64_t invocations, bool packed_pv, DType dtype) {
   const std::string base = "attention_d" + std::to_string(head_dim);
-  return composed_variant(tiled_supports(head_dim) ? base + "_t" + std::to_string(key_tile) : base, dtype);
+  if (!tiled_supports(head_dim)) return composed_variant(base, dtype);
+  const bool pv16 = packed_pv && dtype == DType::F16;
+  return composed_variant(base + "_t" + std::to_string(invocations) + (pv16 ? "_pv16" : ""), dtype);
 }
 
-std::vector<int64_t> portable_attention_key_tiles() { return {128, 256}; }
+std::vector<int64_t> portable_attention_invocations() { return {128, 256}; }
 
 const std::vector<std::string>& khr_attention_knob_values() {
   // Session 11 measured bench-only khrcm_cv_* alternatives here (lazy rescaling, 32-row
@@ -195,9 +197,10 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
                         std::to_string(kernels.device().info().max_shared_memory) + " bytes of shared memory, " +
                         std::to_string(kTiledAttention256SharedBytes) + " needed");
     const int64_t nt = want != 0 ? want : fits256 ? 256 : 128;
-    return {portable_attention_variant(head_dim, nt, dtype), tiled_queries_per_group(head_dim, nt), 0, true};
+    return {portable_attention_variant(head_dim, nt, kernels.portable_packed_products(), dtype),
+            tiled_queries_per_group(head_dim, nt), 0, true};
   }
-  if (!coopmat) return {portable_attention_variant(head_dim, 0, dtype), portable_queries_per_group(head_dim), 0};
+  if (!coopmat) return {portable_attention_variant(head_dim, 0, false, dtype), portable_queries_per_group(head_dim), 0};
 
   // Test knob: Tuning::attn_coopmat_generic (Z123_ATTN_COOPMAT_GENERIC=1) takes the coopmat
   // variant with the generic (shared-memory) row reductions, which NVIDIA GPUs would otherwise

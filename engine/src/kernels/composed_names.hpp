@@ -12,10 +12,11 @@
 
 namespace z123::kernels {
 
-// The portable attention for a head size: the register-tiled kernel with `key_tile` keys (128 or
-// 256, by the device's shared memory) where it has the head size, else the one-query kernel.
-std::string portable_attention_variant(int64_t head_dim, int64_t key_tile, DType dtype);
-std::vector<int64_t> portable_attention_key_tiles();
+// The portable attention for a head size: the register-tiled kernel on `invocations` (128 or 256,
+// by the device's shared memory), with packed fp16 P·V for fp16 where `packed_pv`, where it has
+// the head size, else the one-query kernel.
+std::string portable_attention_variant(int64_t head_dim, int64_t invocations, bool packed_pv, DType dtype);
+std::vector<int64_t> portable_attention_invocations();
 
 // Group norm: the resident kernel with `ev` channels per access, and the split kernel's two
 // stages (partial statistics, apply) with 4-element or single accesses.
