@@ -51,9 +51,8 @@ Device::Device(Instance& instance, const DeviceInfo& info, const DeviceOptions& 
   vkGetPhysicalDeviceFeatures2(info.handle, &have);
   if (!have12.timelineSemaphore)
     throw Error(ErrorKind::Unsupported, "device '" + info.name + "' lacks timeline semaphores (Vulkan 1.2 core)");
-  if (const std::string missing = missing_subgroup_operations(info); !missing.empty())
-    throw Error(ErrorKind::Unsupported, "device '" + info.name + "' lacks subgroup operations the kernels use in " +
-                                            "compute shaders: " + missing);
+  if (const std::string why = unusable_reason(info); !why.empty())
+    throw Error(ErrorKind::Unsupported, "device '" + info.name + "' " + why);
 
   f11.storageBuffer16BitAccess = info.storage_buffer_16bit;
   f12.shaderFloat16 = info.shader_float16;

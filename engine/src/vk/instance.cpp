@@ -362,11 +362,11 @@ const DeviceInfo& choose_device(const std::vector<DeviceInfo>& devs, const std::
     return s;
   };
   if (selector.empty() || selector == "auto") {
-    // A device the kernels can run on (missing_subgroup_operations) before one they cannot; then
+    // A device the kernels can run on (unusable_reason) before one they cannot; then
     // discrete, integrated, virtual, CPU; then the larger device-local memory.
     const DeviceInfo* best = &devs[0];
     for (const auto& d : devs) {
-      bool u = missing_subgroup_operations(d).empty(), ub = missing_subgroup_operations(*best).empty();
+      bool u = unusable_reason(d).empty(), ub = unusable_reason(*best).empty();
       int a = type_rank(d.type), b = type_rank(best->type);
       if ((u && !ub) || (u == ub && (a > b || (a == b && d.device_local_bytes > best->device_local_bytes)))) best = &d;
     }
@@ -397,6 +397,11 @@ std::string missing_subgroup_operations(const DeviceInfo& info) {
   return missing;
 }
 
+std::string unusable_reason(const DeviceInfo& info) {
+  const std::string missing = missing_subgroup_operations(info);
+  return missing.empty() ? "" : "lacks subgroup operations the kernels use in compute shaders: " + missing;
+}
+
 std::string describe_device(const DeviceInfo& d) {
   std::ostringstream o;
   auto mib = [](uint64_t b) { return std::to_string(b >> 20) + " MiB"; };
@@ -407,8 +412,7 @@ std::string describe_device(const DeviceInfo& d) {
     << d.subgroup_size << " (" << d.min_subgroup_size << "-" << d.max_subgroup_size << "), shared memory "
     << (d.max_shared_memory >> 10) << " KiB, timestamps " << (d.timestamps ? "yes" : "no");
   if (d.compute_units) o << ", " << d.compute_units << " SMs";
-  if (const std::string missing = missing_subgroup_operations(d); !missing.empty())
-    o << "\n   unusable: lacks subgroup operations the kernels use in compute shaders: " << missing;
+  if (const std::string why = unusable_reason(d); !why.empty()) o << "\n   unusable: " << why;
   o << "\n   fp16 arithmetic " << (d.shader_float16 ? "yes" : "no") << ", 16-bit storage "
     << (d.storage_buffer_16bit ? "yes" : "no") << ", maintenance4 " << (d.maintenance4 ? "yes" : "no")
     << "\n   cooperative matrix: NV " << (d.nv_coopmat ? "yes" : "no") << ", KHR " << (d.khr_coopmat ? "yes" : "no")

@@ -130,5 +130,9 @@ std::string describe_device(const DeviceInfo& info);
 // The subgroup operations the kernels use (basic, arithmetic: group norm and layer norm; shuffle:
 // the attention) that `info` lacks in compute shaders, comma-separated; empty when it has all.
 std::string missing_subgroup_operations(const DeviceInfo& info);
+// Why the kernels cannot run on `info` ("lacks subgroup operations ... : <missing>"); empty when
+// they can. Device refuses such a device with it, describe_device prints it, and the default
+// choice passes over it.
+std::string unusable_reason(const DeviceInfo& info);
 
 } // namespace z123::vk
