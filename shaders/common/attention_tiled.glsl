@@ -38,11 +38,12 @@
 // maxima -3.4% per step; fp16 Q, K and V with 64-key tiles 15.4 ms (127 registers; 128
 // invocations 10% slower per step); fp32 Q 14.6 ms (123 registers); packed P·V 14.0 ms (session
 // 13, which also measured and dropped: runs of 8 keys, K fp32 in shared memory, K converted by
-// moving bits, and 128 invocations of 4 rows x 8 keys x 8 columns; all slower).
+// moving bits, and 128 invocations of 4 rows x 8 keys x 8 columns, all slower; P stored twice per
+// weight, no faster).
 //
 // Sizes in bytes, with U the bytes of a pair (4 fp16, 8 fp32): Q 4*D*QB, K D/2*BK*U, V BK*D/2*U,
-// P 4*BK*QB (2*BK*QB with ATTN_PACKED_PV); the variants (shaders/variants/attention.cmake) pick ATTN_NT and ATTN_KS so that they
-// fit 32 KiB (lavapipe) or 48 KiB.
+// P 4*BK*QB (2*BK*QB with ATTN_PACKED_PV); the variants (shaders/variants/attention.cmake) pick
+// ATTN_NT and ATTN_KS so that they fit 32 KiB (lavapipe) or 48 KiB.
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
