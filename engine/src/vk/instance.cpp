@@ -365,10 +365,15 @@ const DeviceInfo& choose_device(const std::vector<DeviceInfo>& devs, const std::
     // A device the kernels can run on (unusable_reason) before one they cannot; then
     // discrete, integrated, virtual, CPU; then the larger device-local memory.
     const DeviceInfo* best = &devs[0];
+    bool best_usable = unusable_reason(*best).empty();
     for (const auto& d : devs) {
-      bool u = unusable_reason(d).empty(), ub = unusable_reason(*best).empty();
-      int a = type_rank(d.type), b = type_rank(best->type);
-      if ((u && !ub) || (u == ub && (a > b || (a == b && d.device_local_bytes > best->device_local_bytes)))) best = &d;
+      const bool usable = unusable_reason(d).empty();
+      const int a = type_rank(d.type), b = type_rank(best->type);
+      const bool better_kind = a > b || (a == b && d.device_local_bytes > best->device_local_bytes);
+      if ((usable && !best_usable) || (usable == best_usable && better_kind)) {
+        best = &d;
+        best_usable = usable;
+      }
     }
     return *best;
   }

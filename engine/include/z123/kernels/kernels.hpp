@@ -48,8 +48,9 @@ const CoopmatShape& khr_gemm_shape_named(const std::string& name);
 // lists 8x8x16 on every Gen9+ part; Xe2 lists 8x16x16 and keeps it. Such devices take the
 // portable kernels unless Z123_COOPMAT_SHAPE forces a shape.
 bool coopmat_emulated(const vk::DeviceInfo& info);
-// Whether the portable tiled GEMM multiplies packed fp16 pairs by default on this device
-// (shaders/gemm_tiled.comp F16_ARITH; Z123_PORTABLE_ARITH overrides): everywhere but on NVIDIA
+// Whether the portable kernels multiply packed fp16 pairs by default on this device (the tiled
+// GEMM's products and the tiled attention's P·V; Kernels::portable_packed_products, which
+// Z123_PORTABLE_ARITH overrides): everywhere but on NVIDIA
 // GPUs that list no cooperative matrix at all (Maxwell, Pascal and, as far as is known, the
 // GTX 16xx), whose fp16 arithmetic runs at 1/64 of the fp32 rate on Pascal or is emulated.
 bool packed_fp16_products_by_default(const vk::DeviceInfo& info);
