@@ -20,7 +20,8 @@ enum class Epilogue : uint32_t {
 // y[M, N] = act(x[M, K] · w[N, K]^T + bias[N]) + residual[M, N]
 //
 // x: [..., K] (M = product of all leading dims), w: [N, K] (checkpoint layout [out, in]),
-// bias: [N] or nullptr, y: [..., N] with x's leading dims, residual: y's shape or nullptr.
+// bias: [N] or nullptr, y: [..., N] with x's leading dims, residual: y's shape, [y.dim(0), N]
+// where y has 3 or more dims (one row per leading index, added to all of its rows) or nullptr.
 // All tensors share one dtype (F32 or F16); products accumulate in fp32 and the epilogue runs in
 // fp32 before the single rounding to the storage type. y must not alias x, w, bias or residual
 // (residual-in-place is not supported: rows are read and written by different workgroups).
@@ -34,6 +35,18 @@ enum class Epilogue : uint32_t {
 // register-tiled kernel (gemm.comp). Split K where few output tiles would leave the GPU idle.
 void linear(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor& y,
             Epilogue act = Epilogue::None, const Tensor* residual = nullptr);
+
+// The feed-forward's GEGLU projection in one pass (diffusers' GEGLU):
+//   [value | gate] = x · wᵀ + bias,  y = value * gelu(gate)  (exact erf GELU)
+// x: [..., K], w: [2F, K] (value rows first, then gate rows, as the checkpoint stores them),
+// bias: [2F] or nullptr, y: [..., F]. The GEMM's epilogue pairs each output's value and gate sums,
+// so the [..., 2F] product is never stored; equal to linear() followed by geglu() but for one
+// rounding fewer. Needs F % 16 == 0 (geglu_fusable); throws Unsupported otherwise, and
+// InvalidArgument on shape or dtype errors, as linear().
+void linear_geglu(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& w, const Tensor* bias,
+                  const Tensor& y);
+// Whether linear_geglu takes a projection of this many outputs (2F weight rows).
+bool geglu_fusable(int64_t weight_rows);
 
 // In words, the kernels linear() and conv2d() take for this dtype on this context (what
 // zero123pp-devices prints), e.g. "khr-coopmat 16x16x16, 128 x 128 tiles (...)".
