@@ -254,20 +254,19 @@ int main(int argc, char** argv) {
       if (ceil.contains("copy_gbps")) std::printf("PyTorch device copy: %.0f GB/s\n", ceil["copy_gbps"].get<double>());
     }
     // Linear layers: y[M,N] = x[M,K] w[N,K]^T at the UNet's shapes (main pass, batch 2), with the
-    // epilogue the engine gives each (bias; residual for the projections back into the stream;
-    // the feed-forward's first projection with GEGLU fused, y[M, N/2]).
+    // epilogue the engine gives each (bias; residual for the projections back into the stream).
     struct Mm {
       const char* name;
       int64_t m, n, kk;
-      bool bias, res, geglu = false;
+      bool bias, res;
     };
     for (Mm s : {Mm{"L0 proj 19200x320x320", 19200, 320, 320, true, true},
-                 Mm{"L0 ff1 19200x2560x320", 19200, 2560, 320, true, false, true},
+                 Mm{"L0 ff1 19200x2560x320", 19200, 2560, 320, true, false},
                  Mm{"L0 ff2 19200x320x1280", 19200, 320, 1280, true, true},
                  Mm{"L0 kv 27392x320x320", 27392, 320, 320, false, false},
-                 Mm{"L1 ff1 4800x5120x640", 4800, 5120, 640, true, false, true},
+                 Mm{"L1 ff1 4800x5120x640", 4800, 5120, 640, true, false},
                  Mm{"L1 ff2 4800x640x2560", 4800, 640, 2560, true, true},
-                 Mm{"L2 ff1 1200x10240x1280", 1200, 10240, 1280, true, false, true},
+                 Mm{"L2 ff1 1200x10240x1280", 1200, 10240, 1280, true, false},
                  Mm{"L2 ff2 1200x1280x5120", 1200, 1280, 5120, true, true}}) {
       const int n_copies = copies_for(2.0 * (s.m * s.kk + s.n * s.kk));
       std::vector<Tensor> xs, ws;
@@ -276,13 +275,10 @@ int main(int argc, char** argv) {
         ws.push_back(random_tensor(dev, dt, {s.n, s.kk}, "w", 0.05f));
       }
       Tensor bias = random_tensor(dev, dt, {s.n}, "bias", 0.1f), res = random_tensor(dev, dt, {s.m, s.n}, "res", 1.0f);
-      Tensor y = make_tensor(dev, dt, {s.m, s.geglu ? s.n / 2 : s.n}, "y");
+      Tensor y = make_tensor(dev, dt, {s.m, s.n}, "y");
       Stats st = timer.run(
           [&](vk::Recording& r, int c) {
-            if (s.geglu)
-              linear_geglu(k, r, xs[c], ws[c], s.bias ? &bias : nullptr, y);
-            else
-              linear(k, r, xs[c], ws[c], s.bias ? &bias : nullptr, y, Epilogue::None, s.res ? &res : nullptr);
+            linear(k, r, xs[c], ws[c], s.bias ? &bias : nullptr, y, Epilogue::None, s.res ? &res : nullptr);
           },
           n_copies);
       row("matmul", s.name, st, 2.0 * s.m * s.n * s.kk, true);

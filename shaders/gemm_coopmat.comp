@@ -120,6 +120,7 @@ void store8(uint m, uint n, float v[8]) {
     if (act == GEMM_ACT_GELU) v[e] = 0.5 * v[e] * (1.0 + gemm_erf(v[e] * 0.70710678118654752));
     else if (act == GEMM_ACT_SILU) v[e] = v[e] / (1.0 + exp(-v[e]));
   }
+  uint idx = (m * pc.N + n) >> 3;
   if ((pc.flags & GEMM_HAS_RESIDUAL) != 0u) {
     uvec4 r = residual8[(gemm_residual_row(m) * pc.N + n) >> 3];
     [[unroll]] for (uint e = 0; e < 8; e += 2) {
@@ -128,27 +129,7 @@ void store8(uint m, uint n, float v[8]) {
       v[e + 1] += f.y;
     }
   }
-  y8[(m * pc.N + n) >> 3] = uvec4(pack2(v[0], v[1]), pack2(v[2], v[3]), pack2(v[4], v[5]), pack2(v[6], v[7]));
-}
-
-#if (WN % (2 * GEGLU_UNIT)) == 0
-#define GEGLU_OK // every subgroup block holds whole value/gate run pairs (not the narrow tiles)
-// GEGLU epilogue for the value run at virtual columns c .. c+7 of row m (v) and its gate run (g):
-// 8 consecutive outputs (F % 16 == 0, so always one 16-byte store).
-void store8_geglu(uint m, uint c, float v[8], float g[8]) {
-  if (m >= pc.M || c >= pc.N) return;
-  uint f = geglu_output_col(c);
-  float o[8];
-  [[unroll]] for (uint e = 0; e < 8; ++e) o[e] = gemm_geglu_epilogue(v[e], g[e], f + e);
-  y8[(m * (pc.N / 2u) + f) >> 3] = uvec4(pack2(o[0], o[1]), pack2(o[2], o[3]), pack2(o[4], o[5]), pack2(o[6], o[7]));
-}
-#endif
-
-// The 8 staged fp32 values at shared-memory unit `unit` (two uvec4).
-void staged8(uint unit, out float v[8]) {
-  uvec4 lo = smem[unit], hi = smem[unit + 1];
-  v = float[8](uintBitsToFloat(lo.x), uintBitsToFloat(lo.y), uintBitsToFloat(lo.z), uintBitsToFloat(lo.w),
-               uintBitsToFloat(hi.x), uintBitsToFloat(hi.y), uintBitsToFloat(hi.z), uintBitsToFloat(hi.w));
+  y8[idx] = uvec4(pack2(v[0], v[1]), pack2(v[2], v[3]), pack2(v[4], v[5]), pack2(v[6], v[7]));
 }
 
 void main() {
@@ -213,20 +194,11 @@ void main() {
       if (run < CM_M * (WN / 8)) {
         uint r = run / (WN / 8), q = run % (WN / 8);
         uint unit = stg + r * STG + q * 2;
-        uint m = tile_m0 + warp_m * WM + i * CM_M + r, c = tile_n0 + warp_n * WN + q * 8;
-        float v[8];
-        staged8(unit, v);
-#ifdef GEGLU_OK
-        if (gemm_geglu()) { // value runs pair with the gate run GEGLU_UNIT columns on; gate runs idle
-          if (geglu_is_value(c)) {
-            float g[8];
-            staged8(unit + GEGLU_UNIT / 4, g); // 4 columns per unit
-            store8_geglu(m, c, v, g);
-          }
-          continue;
-        }
-#endif
-        store8(m, c, v);
+        uvec4 lo = smem[unit], hi = smem[unit + 1];
+        float v[8] = float[8](uintBitsToFloat(lo.x), uintBitsToFloat(lo.y), uintBitsToFloat(lo.z),
+                              uintBitsToFloat(lo.w), uintBitsToFloat(hi.x), uintBitsToFloat(hi.y),
+                              uintBitsToFloat(hi.z), uintBitsToFloat(hi.w));
+        store8(tile_m0 + warp_m * WM + i * CM_M + r, tile_n0 + warp_n * WN + q * 8, v);
       }
     }
     subgroupMemoryBarrierShared(); // every lane has read the staging before it is overwritten

@@ -47,11 +47,6 @@
 #error "tile sizes must divide among the invocations, BK be whole 8-element chunks, FLUSH_K divide BK"
 #endif
 
-#if (TN % 2) != 0
-#error "GEGLU pairs an invocation's columns j and j + 1 (TX apart): TN must be even"
-#endif
-#define GEGLU_UNIT TX // an invocation's columns lie TX apart: each value's gate is its next one
-
 layout(local_size_x = NTHREADS) in;
 layout(constant_id = 0) const bool VEC8 = false;
 #include "common/gemm_tile_loader.glsl"
@@ -152,13 +147,9 @@ void main() {
   [[dont_unroll]] for (uint e = 0; e < TM * TN; ++e) {
     uint m = tile_m0 + ty + TY * (e / TN), n = tile_n0 + tx + TX * (e % TN);
     if (m >= pc.M || n >= pc.N) continue;
-    if (split) {
+    if (split)
       y_partial[(gl_WorkGroupID.z * pc.M + m) * pc.N + n] = vals[e];
-    } else if (gemm_geglu()) {
-      uint f = geglu_output_col(n);
-      if (geglu_is_value(n)) y[m * (pc.N / 2u) + f] = STORE(gemm_geglu_epilogue(vals[e], vals[e + 1], f));
-    } else {
+    else
       y[m * pc.N + n] = STORE(gemm_epilogue(vals[e], m, n));
-    }
   }
 }

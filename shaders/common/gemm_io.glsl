@@ -46,9 +46,6 @@ layout(push_constant) uniform GemmPush {
 #define GEMM_ACT_SHIFT 8u
 #define GEMM_ACT_GELU 1u
 #define GEMM_ACT_SILU 2u
-#define GEMM_ACT_GEGLU 3u // see gemm_geglu() below
-
-#include "common/gelu.glsl"
 
 // Row tile index of this workgroup; grids with more than 65535 row tiles use z as well.
 uint gemm_m_tile() { return gl_WorkGroupID.y + gl_WorkGroupID.z * pc.m_groups_y; }
@@ -83,36 +80,6 @@ float gemm_epilogue(float v, uint m, uint n) {
   v = gemm_bias_act(v, n);
   if ((pc.flags & GEMM_HAS_RESIDUAL) != 0u) v += LOAD(residual[gemm_residual_row(m) * pc.N + n]);
   return v;
-}
-
-// GEGLU (the feed-forward's first projection, diffusers' GEGLU): the weight is [value rows F |
-// gate rows F] (N = 2F, bias [2F]) and y is [M, F], y[m, f] = value * gelu(gate), so the [M, 2F]
-// product is never stored. The kernel's columns are virtual: they interleave the two halves in
-// runs of GEGLU_UNIT (value run, then the gate run of the same outputs), so that each output's
-// two sums land in one invocation (the portable kernels: GEGLU_UNIT is the stride between an
-// invocation's columns) or one subgroup's staged block (the cooperative-matrix kernel: 16). The
-// host sends only F % 16 == 0 and no split K (the reduction kernel does not pair columns).
-#ifndef GEGLU_UNIT
-#define GEGLU_UNIT 16
-#endif
-bool gemm_geglu() { return (pc.flags >> GEMM_ACT_SHIFT) == GEMM_ACT_GEGLU; }
-// Whether virtual column c holds a value (else a gate, GEGLU_UNIT columns after its value).
-bool geglu_is_value(uint c) { return c % (2u * GEGLU_UNIT) < GEGLU_UNIT; }
-// The output column f that virtual column c contributes to.
-uint geglu_output_col(uint c) { return c / (2u * GEGLU_UNIT) * GEGLU_UNIT + c % GEGLU_UNIT; }
-// The weight row (and bias entry) behind GEMM column c.
-uint gemm_weight_row(uint c) {
-  if (!gemm_geglu()) return c;
-  uint f = geglu_output_col(c);
-  return geglu_is_value(c) ? f : pc.N / 2u + f;
-}
-// Output f from its value and gate sums: bias on both, then value * gelu(gate), in fp32.
-float gemm_geglu_epilogue(float value, float gate, uint f) {
-  if ((pc.flags & GEMM_HAS_BIAS) != 0u) {
-    value += LOAD(bias[f]);
-    gate += LOAD(bias[pc.N / 2u + f]);
-  }
-  return value * gelu(gate);
 }
 
 // Output pixel m = (b, oy, ox) of a convolution, as the top-left input coordinate of its

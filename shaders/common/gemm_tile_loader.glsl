@@ -87,7 +87,6 @@ uvec4 load_a(uint p, uint row, uint k, TapPos t) {
 uvec4 load_b(uint row, uint k) {
   uint n = tile_n0 + row;
   if (n >= pc.N) return uvec4(0);
-  n = gemm_weight_row(n); // GEGLU's virtual columns (gemm_io.glsl); else n itself
   if (VEC8) return k < pc.K ? w8[(n * pc.K + k) >> 3] : uvec4(0);
   float v[8];
   [[unroll]] for (uint e = 0; e < 8; ++e) v[e] = k + e < pc.K ? LOAD(w[n * pc.K + k + e]) : 0.0;

@@ -74,58 +74,6 @@ protected:
           test::reference_linear(test::abs_values(xv), test::abs_values(wv), {}, {}, M, N, K, Epilogue::None);
     EXPECT_TRUE(test::gemm_close(download(device(), y), ref, dt, fp16_sums ? &abs_products : nullptr));
   }
-
-  // linear_geglu: y[..., F] = value * gelu(gate) of [value | gate] = x · wᵀ + bias, w [2F, K].
-  // The float64 sums' allowed error (as check() allows it for a plain linear, fp16 summation bound
-  // included) is carried through d(v gelu(g)) = gelu(g) dv + v gelu'(g) dg, |gelu'| <= 1.13.
-  void check_geglu(const std::vector<int64_t>& lead, int64_t K, int64_t F, bool with_bias) {
-    const DType dt = GetParam().dtype;
-    const uint64_t seed = test::test_seed();
-    SCOPED_TRACE("seed " + std::to_string(seed) + " (Z123_TEST_SEED), GEGLU K " + std::to_string(K) + ", F " +
-                 std::to_string(F));
-    int64_t M = 1;
-    for (int64_t d : lead) M *= d;
-    const int64_t N = 2 * F;
-    std::vector<int64_t> xs = lead, ys = lead;
-    xs.push_back(K);
-    ys.push_back(F);
-    const float wscale = 2.0f / std::sqrt(static_cast<float>(K)); // gates over GELU's bend and both tails
-    auto xv = test::as_stored(test::random_uniform(M * K, seed, -1, 1), dt);
-    auto wv = test::as_stored(test::random_uniform(N * K, seed + 1, -wscale, wscale), dt);
-    std::vector<float> bv;
-    if (with_bias) bv = test::as_stored(test::random_uniform(N, seed + 2, -0.5f, 0.5f), dt);
-    Tensor x = test::device_tensor(device(), dt, xs, xv, "x");
-    Tensor w = test::device_tensor(device(), dt, {N, K}, wv, "w");
-    Tensor y = make_tensor(device(), dt, ys, "y");
-    std::unique_ptr<Tensor> b;
-    if (with_bias) b = std::make_unique<Tensor>(test::device_tensor(device(), dt, {N}, bv, "bias"));
-    test::poison(device(), y);
-
-    vk::Recording rec(device());
-    kernels::linear_geglu(*kernels_, rec, x, w, b.get(), y);
-    rec.finish();
-    device().run(rec);
-
-    const auto sums = test::reference_linear(xv, wv, bv, {}, M, N, K, Epilogue::None);
-    const bool fp16_sums = kernels::detail::gemm_sums_fp16_products(*kernels_, dt, static_cast<uint32_t>(N), false);
-    std::vector<double> abs_products;
-    if (fp16_sums)
-      abs_products =
-          test::reference_linear(test::abs_values(xv), test::abs_values(wv), {}, {}, M, N, K, Epilogue::None);
-    const test::Tolerance tol = test::gemm_tolerance(dt);
-    const auto sum_error = [&](size_t i) {
-      return tol.atol + tol.rtol * std::fabs(sums[i]) + (fp16_sums ? test::kFp16SumGamma * abs_products[i] : 0.0);
-    };
-    std::vector<double> ref(static_cast<size_t>(M * F)), bound(ref.size());
-    for (int64_t m = 0; m < M; ++m)
-      for (int64_t f = 0; f < F; ++f) {
-        const size_t vi = static_cast<size_t>(m * N + f), gi = vi + static_cast<size_t>(F), o = size_t(m * F + f);
-        const double v = sums[vi], gelu_g = test::reference_activation(sums[gi], Epilogue::Gelu);
-        ref[o] = v * gelu_g;
-        bound[o] = std::fabs(gelu_g) * sum_error(vi) + 1.13 * (std::fabs(v) + sum_error(vi)) * sum_error(gi);
-      }
-    EXPECT_TRUE(test::all_close(download(device(), y), ref, tol.atol, tol.rtol, bound));
-  }
 };
 
 } // namespace
@@ -147,15 +95,6 @@ TEST_P(Linear, MultiTile) { check({300}, 136, 260, true, true, Epilogue::None); 
 TEST_P(Linear, PerImageResidual) {
   check({3, 70}, 64, 136, true, true, Epilogue::None, true);
   check({2, 7, 5}, 24, 13, false, true, Epilogue::Silu, true);
-}
-// The feed-forward's GEGLU projection with its epilogue fused: value and gate columns paired in
-// one tile, partial column tiles (F 80: 160 columns), K % 8 != 0 (gathers), few tiles with a
-// long K (kept whole: the reduction kernel does not pair columns).
-TEST_P(Linear, GegluFused) {
-  check_geglu({2, 50}, 96, 64, true);
-  check_geglu({300}, 136, 80, true);
-  check_geglu({37}, 45, 48, false);
-  check_geglu({40}, 3000, 64, true);
 }
 // Time-embedding shape: few rows, K % 8 == 0.
 TEST_P(Linear, FewRows) { check({2}, 320, 1280, true, false, Epilogue::Silu); }
@@ -191,7 +130,6 @@ TEST_P(Linear, PortableSplitKForced) {
   check({2, 3}, 1001, 130, false, true, Epilogue::Silu);
   kernels::detail::force_portable_split_k_for_testing(5);
   check({40}, 3000, 9, true, true, Epilogue::Gelu);
-  check_geglu({2, 3}, 1001, 32, true);                      // split K refused: GEGLU pairs its columns in the GEMM
   if (kernels_->matmul_path() == kernels::Path::Portable) { // two dispatches: partial sums, reduction
     Tensor x = make_tensor(device(), GetParam().dtype, {40, 3000}, "x");
     Tensor w = make_tensor(device(), GetParam().dtype, {9, 3000}, "w");
@@ -212,8 +150,6 @@ TEST_P(Linear, TiledPortableKernel) {
     check({2, 50}, 96, 72, true, true, Epilogue::None);
     check({300}, 136, 260, true, true, Epilogue::Silu);
     check({40}, 3000, 200, true, true, Epilogue::Gelu);
-    check_geglu({300}, 136, 80, true);
-    check_geglu({37}, 45, 48, false);
   });
 }
 
@@ -255,16 +191,6 @@ TEST_F(LinearArgs, WrongShapesAndDtypesThrowInvalidArgument) {
   expect_invalid([&] { kernels::linear(k, rec, x, w, nullptr, y16); }, "dtype mismatch");
   expect_invalid([&] { kernels::linear(k, rec, x, w, &b, x); }, "output shape (and aliasing)");
   expect_invalid([&] { kernels::linear(k, rec, sq, sq, nullptr, sq); }, "output aliases input");
-  Tensor w64 = make_tensor(device(), DType::F32, {64, 8}, "w64");
-  Tensor y32 = make_tensor(device(), DType::F32, {4, 32}, "y32");
-  expect_invalid([&] { kernels::linear_geglu(k, rec, x, w64, nullptr, y); }, "GEGLU output not F wide");
-  expect_invalid([&] { kernels::linear_geglu(k, rec, x, w64, &b, y32); }, "GEGLU bias not 2F long");
-  try { // 6 weight rows: 3 outputs, not whole runs of 16
-    kernels::linear_geglu(k, rec, x, w, nullptr, make_tensor(device(), DType::F32, {4, 3}, "y3"));
-    ADD_FAILURE() << "GEGLU of 3 outputs: no exception";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Unsupported) << e.what();
-  }
   EXPECT_EQ(rec.dispatch_count(), 0u);
 }
 

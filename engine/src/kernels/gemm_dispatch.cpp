@@ -11,7 +11,6 @@ namespace z123::kernels::detail {
 namespace {
 
 constexpr uint32_t kFlagBias = 1, kFlagResidual = 2, kActShift = 8;
-constexpr uint32_t kActGeglu = 3; // GEMM_ACT_GEGLU of gemm_io.glsl, past Epilogue's codes
 // Row tiles per grid dimension: the Vulkan minimum for maxComputeWorkGroupCount[1..2].
 constexpr uint32_t kMaxGroups = 65535;
 uint32_t g_max_groups = kMaxGroups; // lowered by tests to exercise the split on small problems
@@ -120,10 +119,7 @@ uint32_t portable_split_k_count(const Kernels& kernels, uint64_t tiles, uint32_t
 void record_tiles(Kernels& kernels, vk::Recording& rec, const vk::Pipeline& pipe,
                   const std::vector<vk::Binding>& bindings, GemmPush push, uint32_t row_tiles, uint32_t col_tiles,
                   uint32_t splits, DType dtype, const std::string& shape) {
-  // GEGLU pairs its columns in the GEMM's own epilogue; the reduction kernel does not, so K stays
-  // whole (the UNet's feed-forward projections have K <= 1,280 and hundreds of tiles anyway).
-  const bool geglu = (push.flags >> kActShift) == kActGeglu;
-  if (splits > 1 && row_tiles <= g_max_groups && !geglu) {
+  if (splits > 1 && row_tiles <= g_max_groups) {
     push.k_chunk = round_up(div_up(push.K, splits), kSplitKAlign);
     const uint32_t used = div_up(push.K, push.k_chunk);
     const vk::Buffer& partial = kernels.splitk_scratch(uint64_t{used} * push.M * push.N * 4);
@@ -365,8 +361,8 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
 
   GemmPush push = p.geometry;
   if (push.M == 0 || push.N == 0) return;
-  push.flags = (p.bias ? kFlagBias : 0) | (p.residual ? kFlagResidual : 0) |
-               ((p.geglu ? kActGeglu : static_cast<uint32_t>(p.act)) << kActShift);
+  push.flags =
+      (p.bias ? kFlagBias : 0) | (p.residual ? kFlagResidual : 0) | (static_cast<uint32_t>(p.act) << kActShift);
   push.res_rows = p.residual_rows;
   // Contiguous run along K that a vector load may cover: all of K, or one tap's Cin for conv.
   uint32_t run = p.conv ? push.Cin : push.K;
@@ -378,8 +374,7 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   // The profile label's detail: the problem and its epilogue ("19200x320x1280+bias+res").
   const std::string shape = std::to_string(push.M) + "x" + std::to_string(push.N) + "x" + std::to_string(push.K) +
                             (p.bias ? "+bias" : "") + (p.residual ? (p.residual_rows ? "+imgres" : "+res") : "") +
-                            (p.geglu                   ? "+geglu"
-                             : p.act == Epilogue::Gelu ? "+gelu"
+                            (p.act == Epilogue::Gelu   ? "+gelu"
                              : p.act == Epilogue::Silu ? "+silu"
                                                        : "");
 
@@ -402,9 +397,7 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     if (x.dtype == DType::F16) base += "_out32"; // fp32 y from fp16 inputs (f32 inputs: plain)
   }
 
-  // GEGLU takes the v1/KHR kernel where the context would use coopmat2: the latter's epilogue
-  // works on whole accumulator matrices, which cannot pair columns.
-  if (!p.geglu && gemm_uses_coopmat2(kernels, x.dtype, push.N)) {
+  if (gemm_uses_coopmat2(kernels, x.dtype, push.N)) {
     // Tuning::gemm_cm2_tile_n (Z123_GEMM_CM2_TILE_N=128|256) pins the tile width (benchmarks
     // compare the two).
     const uint32_t forced = kernels.tuning().gemm_cm2_tile_n;

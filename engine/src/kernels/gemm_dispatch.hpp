@@ -36,7 +36,6 @@ struct GemmProblem {
   Epilogue act = Epilogue::None;
   bool conv = false;
   bool raw_f32 = false; // y is F32 and gets the raw sums (matmul_f32): no epilogue
-  bool geglu = false;   // y [M, N / 2] = value * gelu(gate) of w's halves (linear_geglu); act unused
   GemmPush geometry;    // M, N, K and (conv) the geometry fields; flags/m_groups_y are filled in
 };
 

@@ -39,22 +39,6 @@ void linear(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor&
   detail::record_gemm(kernels, rec, "linear", p);
 }
 
-bool geglu_fusable(int64_t weight_rows) { return weight_rows > 0 && weight_rows % 32 == 0; }
-
-void linear_geglu(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& w, const Tensor* bias,
-                  const Tensor& y) {
-  std::vector<int64_t> out = linear_output_shape(x, w);
-  // The kernels interleave value and gate columns in runs of up to 16 (gemm_io.glsl).
-  if (!geglu_fusable(w.dim(0)))
-    throw unsupported("linear_geglu: weight " + w.describe() + " has " + std::to_string(w.dim(0)) +
-                      " rows; the fused GEGLU needs a multiple of 32 (16 outputs per run)");
-  out.back() = w.dim(0) / 2;
-  detail::GemmProblem p = detail::make_gemm_problem("linear_geglu", x, w, bias, y, Epilogue::None, nullptr, out);
-  p.geglu = true;
-  set_dense_geometry(p, x, w);
-  detail::record_gemm(kernels, rec, "linear_geglu", p);
-}
-
 void matmul_f32(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& w, const Tensor& y) {
   std::vector<int64_t> out = linear_output_shape(x, w);
   if (y.dtype != DType::F32) throw invalid_argument("matmul_f32: y " + y.describe() + " must be F32");

@@ -109,17 +109,12 @@ struct UNet::Pass {
     Tensor n3 = c.ws.acquire(dt, {B, N, C}, p + "norm3");
     layer_norm(c.k, c.rec, h2, c.w.at(p + "norm3.weight"), c.w.at(p + "norm3.bias"), n3, ln_eps);
     const Tensor& w_in = c.w.at(p + "ff.net.0.proj.weight");
-    const Tensor& b_in = c.w.at(p + "ff.net.0.proj.bias");
-    Tensor g = c.ws.acquire(dt, {B, N, w_in.dim(0) / 2}, p + "ff.geglu");
-    if (geglu_fusable(w_in.dim(0))) { // the [B, N, 2F] projection is never stored
-      linear_geglu(c.k, c.rec, n3, w_in, &b_in, g);
-    } else {
-      Tensor proj = c.ws.acquire(dt, {B, N, w_in.dim(0)}, p + "ff.proj");
-      linear(c.k, c.rec, n3, w_in, &b_in, proj);
-      geglu(c.k, c.rec, proj, g);
-      c.ws.release(proj);
-    }
+    Tensor proj = c.ws.acquire(dt, {B, N, w_in.dim(0)}, p + "ff.proj");
+    linear(c.k, c.rec, n3, w_in, &c.w.at(p + "ff.net.0.proj.bias"), proj);
     c.ws.release(n3);
+    Tensor g = c.ws.acquire(dt, {B, N, w_in.dim(0) / 2}, p + "ff.geglu");
+    geglu(c.k, c.rec, proj, g);
+    c.ws.release(proj);
     h = c.ws.acquire(dt, {B, N, C}, p + "h3");
     linear(c.k, c.rec, g, c.w.at(p + "ff.net.2.weight"), &c.w.at(p + "ff.net.2.bias"), h, Epilogue::None, &h2);
     c.ws.release(g);

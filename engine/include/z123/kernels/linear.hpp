@@ -36,18 +36,6 @@ enum class Epilogue : uint32_t {
 void linear(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor& y,
             Epilogue act = Epilogue::None, const Tensor* residual = nullptr);
 
-// The feed-forward's GEGLU projection in one pass (diffusers' GEGLU):
-//   [value | gate] = x · wᵀ + bias,  y = value * gelu(gate)  (exact erf GELU)
-// x: [..., K], w: [2F, K] (value rows first, then gate rows, as the checkpoint stores them),
-// bias: [2F] or nullptr, y: [..., F]. The GEMM's epilogue pairs each output's value and gate sums,
-// so the [..., 2F] product is never stored; equal to linear() followed by geglu() but for one
-// rounding fewer. Needs F % 16 == 0 (geglu_fusable); throws Unsupported otherwise, and
-// InvalidArgument on shape or dtype errors, as linear().
-void linear_geglu(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& w, const Tensor* bias,
-                  const Tensor& y);
-// Whether linear_geglu takes a projection of this many outputs (2F weight rows).
-bool geglu_fusable(int64_t weight_rows);
-
 // In words, the kernels linear() and conv2d() take for this dtype on this context (what
 // zero123pp-devices prints), e.g. "khr-coopmat 16x16x16, 128 x 128 tiles (...)".
 std::string gemm_route(const Kernels& kernels, DType dtype);
