@@ -122,7 +122,7 @@ void store8(uint m, uint n, float v[8]) {
   }
   uint idx = (m * pc.N + n) >> 3;
   if ((pc.flags & GEMM_HAS_RESIDUAL) != 0u) {
-    uvec4 r = residual8[(gemm_residual_row(m) * pc.N + n) >> 3];
+    uvec4 r = residual8[idx];
     [[unroll]] for (uint e = 0; e < 8; e += 2) {
       vec2 f = vec2(unpackFloat2x16(r[e >> 1]));
       v[e] += f.x;

@@ -71,13 +71,6 @@ float bias_act_elem(const in uint r, const in uint c, const in float v, const in
   return n < pc.N ? gemm_bias_act(v, n) : v;
 }
 
-// A per-image residual row (pc.res_rows != 0) at tile element (r, c): the tensor load below
-// covers only a residual of y's shape.
-float residual_row_elem(const in uint r, const in uint c, const in float v, const in uint m0, const in uint n0) {
-  uint m = m0 + r, n = n0 + c;
-  return m < pc.M && n < pc.N ? v + LOAD(residual[gemm_residual_row(m) * pc.N + n]) : v;
-}
-
 #ifdef CONV
 // ---- implicit im2col through shared memory ----
 layout(std430, binding = 0) readonly buffer XBuf8 { uvec4 x8[]; };
@@ -208,9 +201,7 @@ void main() {
   tensorLayoutNV<2, CLAMP> ly = createTensorLayoutNV(2, CLAMP);
   ly = setTensorLayoutDimensionNV(ly, pc.M, pc.N);
   if ((pc.flags & ~GEMM_HAS_RESIDUAL) != 0u) coopMatPerElementNV(acc, acc, bias_act_elem, tile_n0);
-  if ((pc.flags & GEMM_HAS_RESIDUAL) != 0u && pc.res_rows != 0u) {
-    coopMatPerElementNV(acc, acc, residual_row_elem, tile_m0, tile_n0);
-  } else if ((pc.flags & GEMM_HAS_RESIDUAL) != 0u) {
+  if ((pc.flags & GEMM_HAS_RESIDUAL) != 0u) {
     OUT_MAT r;
     coopMatLoadTensorNV(r, residual, 0, sliceTensorLayoutNV(ly, tile_m0, BM, tile_n0, BN));
     acc += ACC_MAT(r);

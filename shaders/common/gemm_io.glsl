@@ -3,7 +3,6 @@
 // fused epilogue. Mirrors GemmPush in engine/src/kernels/gemm_dispatch.cpp.
 //
 //   y[M, N] = act(A[M, K] · W[N, K]^T + bias[N]) + residual[M, N]
-// (or + residual[m / res_rows, n]: one residual row per image, the resnet's time embedding).
 // Dense (linear): A = x [M, K]. CONV defined: A is the implicit im2col of NHWC x with
 // K ordered (ky, kx, ci), matching the kernel weight layout [Cout, kh, kw, Cin].
 #ifndef Z123_GEMM_IO_GLSL
@@ -35,10 +34,6 @@ layout(push_constant) uniform GemmPush {
   // [z * k_chunk, (z + 1) * k_chunk) and writes raw fp32 partial sums to binding 4 at
   // [z, M, N]; gemm_splitk_reduce.comp adds them up and applies the epilogue.
   uint k_chunk;
-  // Rows of y per residual row: 0 = the residual has y's shape; otherwise it is [M / res_rows, N]
-  // and row m adds row m / res_rows (a per-image bias: the time embedding added after a resnet's
-  // conv1, which would otherwise be a pass of its own over conv1's output).
-  uint res_rows;
 } pc;
 
 #define GEMM_HAS_BIAS 1u
@@ -72,13 +67,10 @@ float gemm_bias_act(float v, uint n) {
   return v;
 }
 
-// The residual row that output row m adds.
-uint gemm_residual_row(uint m) { return pc.res_rows == 0u ? m : m / pc.res_rows; }
-
 // bias, activation, then residual (resnet: shortcut + conv2 output), all in fp32.
 float gemm_epilogue(float v, uint m, uint n) {
   v = gemm_bias_act(v, n);
-  if ((pc.flags & GEMM_HAS_RESIDUAL) != 0u) v += LOAD(residual[gemm_residual_row(m) * pc.N + n]);
+  if ((pc.flags & GEMM_HAS_RESIDUAL) != 0u) v += LOAD(residual[m * pc.N + n]);
   return v;
 }
 

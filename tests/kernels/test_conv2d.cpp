@@ -29,9 +29,7 @@ Conv2dParams pads(int top, int left, int bottom, int right, int stride, int upsa
 
 class Conv2d : public test::GemmPathTest {
 protected:
-  // per_image: the residual is [B, Cout], one row per image added to all of its pixels.
-  void check(const test::ConvRefShape& s, const Conv2dParams& p, bool with_bias, bool with_residual, Epilogue act,
-             bool per_image = false) {
+  void check(const test::ConvRefShape& s, const Conv2dParams& p, bool with_bias, bool with_residual, Epilogue act) {
     const DType dt = GetParam().dtype;
     const uint64_t seed = test::test_seed();
     SCOPED_TRACE("seed " + std::to_string(seed) + " (Z123_TEST_SEED)");
@@ -44,15 +42,7 @@ protected:
     int64_t Ho = 0, Wo = 0;
     std::vector<double> ref0 = test::reference_conv2d_nhwc(xv, w_oihw, bv, {}, s, p, act, Ho, Wo);
     std::vector<int64_t> ys{s.B, Ho, Wo, s.Cout};
-    std::vector<float> rows; // the per-image residual as uploaded; rv is it spread over every pixel
-    if (with_residual && per_image) {
-      rows = test::as_stored(test::random_uniform(s.B * s.Cout, seed + 3, -1, 1), dt);
-      const int64_t per = static_cast<int64_t>(ref0.size()) / s.B;
-      for (int64_t i = 0; i < static_cast<int64_t>(ref0.size()); ++i)
-        rv.push_back(rows[static_cast<size_t>(i / per * s.Cout + i % s.Cout)]);
-    } else if (with_residual) {
-      rv = test::as_stored(test::random_uniform(ref0.size(), seed + 3, -1, 1), dt);
-    }
+    if (with_residual) rv = test::as_stored(test::random_uniform(ref0.size(), seed + 3, -1, 1), dt);
 
     Tensor x = test::device_tensor(device(), dt, {s.B, s.H, s.W, s.Cin}, xv, "x");
     Tensor w = test::device_tensor(device(), dt, {s.Cout, s.KH, s.KW, s.Cin},
@@ -61,9 +51,7 @@ protected:
     Tensor y = make_tensor(device(), dt, ys, "y");
     std::unique_ptr<Tensor> b, r;
     if (with_bias) b = std::make_unique<Tensor>(test::device_tensor(device(), dt, {s.Cout}, bv, "bias"));
-    if (with_residual)
-      r = std::make_unique<Tensor>(per_image ? test::device_tensor(device(), dt, {s.B, s.Cout}, rows, "residual rows")
-                                             : test::device_tensor(device(), dt, ys, rv, "residual"));
+    if (with_residual) r = std::make_unique<Tensor>(test::device_tensor(device(), dt, ys, rv, "residual"));
     test::poison(device(), y);
 
     vk::Recording rec(device());
@@ -123,14 +111,6 @@ TEST_P(Conv2d, Cin12Stride2Pad1) {
   check({1, 9, 9, 12, 20, 3, 3}, kernels::conv_pad(1, 2), false, true, Epilogue::None);
 }
 
-// The resnet's conv1 with its time embedding: a residual of one row per image, over several row
-// and column tiles (an image's pixels span tiles, and tiles span images), and split K.
-TEST_P(Conv2d, PerImageResidual) {
-  check({2, 9, 11, 24, 136, 3, 3}, kernels::conv_pad(1), true, true, Epilogue::None, true);
-  check({3, 5, 7, 8, 40, 3, 3}, kernels::conv_pad(1), false, true, Epilogue::Silu, true);
-  check({2, 6, 5, 96, 200, 3, 3}, kernels::conv_pad(1), true, true, Epilogue::None, true);
-}
-
 // Fused upsampling over several row tiles, with residual and SiLU, Cin % 8 == 0.
 TEST_P(Conv2d, NearestUpsample2MultiTileResidualSilu) {
   check({2, 9, 11, 24, 40, 3, 3}, pads(1, 1, 1, 1, 1, 2), true, true, Epilogue::Silu);
@@ -159,7 +139,6 @@ TEST_P(Conv2d, TiledPortableKernel) {
     check({2, 9, 7, 16, 48, 3, 3}, kernels::conv_pad(1, 2), true, false, Epilogue::Gelu);
     check({1, 5, 6, 8, 40, 3, 3}, pads(1, 1, 1, 1, 1, 2), true, false, Epilogue::None);
     check({2, 6, 5, 96, 200, 3, 3}, kernels::conv_pad(1), true, true, Epilogue::Silu);
-    check({2, 9, 11, 24, 136, 3, 3}, kernels::conv_pad(1), true, true, Epilogue::None, true);
   });
 }
 TEST_P(Conv2d, Stride2WideTilesGelu) {
@@ -204,9 +183,6 @@ TEST_F(Conv2dArgs, WrongShapesAndParamsThrowInvalidArgument) {
   expect_invalid([&] { kernels::conv2d(k, rec, x, w, nullptr, y_bad, p); }, "wrong output shape");
   expect_invalid([&] { kernels::conv2d(k, rec, x, w, &b_bad, y, p); }, "wrong bias shape");
   expect_invalid([&] { kernels::conv2d(k, rec, x, w, nullptr, y, p, Epilogue::None, &y_bad); }, "wrong residual");
-  Tensor rows_bad = make_tensor(device(), DType::F32, {2, 8}, "rows_bad"); // 2 rows for 1 image
-  expect_invalid([&] { kernels::conv2d(k, rec, x, w, nullptr, y, p, Epilogue::None, &rows_bad); },
-                 "per-image residual of another batch");
   expect_invalid([&] { kernels::conv2d(k, rec, x, w, nullptr, y16, p); }, "dtype mismatch");
   expect_invalid([&] { kernels::conv2d(k, rec, x, w_big, nullptr, y, kernels::conv_pad(0)); }, "kernel > input");
   expect_invalid([&] { kernels::conv2d(k, rec, x, w, nullptr, y, kernels::conv_pad(1, 0)); }, "stride 0");

@@ -24,9 +24,7 @@ namespace {
 class Linear : public test::GemmPathTest {
 protected:
   // y = act(x · w^T + bias) + residual for x [lead..., K], w [N, K]; checks every element.
-  // per_image: the residual is [lead[0], N], one row per leading index added to all of its rows.
-  void check(const std::vector<int64_t>& lead, int64_t K, int64_t N, bool with_bias, bool with_residual, Epilogue act,
-             bool per_image = false) {
+  void check(const std::vector<int64_t>& lead, int64_t K, int64_t N, bool with_bias, bool with_residual, Epilogue act) {
     const DType dt = GetParam().dtype;
     const uint64_t seed = test::test_seed();
     SCOPED_TRACE("seed " + std::to_string(seed) + " (Z123_TEST_SEED), K " + std::to_string(K) + ", N " +
@@ -41,24 +39,14 @@ protected:
     auto wv = test::as_stored(test::random_uniform(N * K, seed + 1, -wscale, wscale), dt);
     std::vector<float> bv, rv;
     if (with_bias) bv = test::as_stored(test::random_uniform(N, seed + 2, -0.5f, 0.5f), dt);
-    std::vector<float> rows; // the per-image residual as uploaded; rv is it spread over every row
-    if (with_residual && per_image) {
-      rows = test::as_stored(test::random_uniform(lead[0] * N, seed + 3, -1, 1), dt);
-      const int64_t per = M / lead[0];
-      for (int64_t m = 0; m < M; ++m)
-        for (int64_t n = 0; n < N; ++n) rv.push_back(rows[static_cast<size_t>(m / per * N + n)]);
-    } else if (with_residual) {
-      rv = test::as_stored(test::random_uniform(M * N, seed + 3, -1, 1), dt);
-    }
+    if (with_residual) rv = test::as_stored(test::random_uniform(M * N, seed + 3, -1, 1), dt);
 
     Tensor x = test::device_tensor(device(), dt, xs, xv, "x");
     Tensor w = test::device_tensor(device(), dt, {N, K}, wv, "w");
     Tensor y = make_tensor(device(), dt, ys, "y");
     std::unique_ptr<Tensor> b, r;
     if (with_bias) b = std::make_unique<Tensor>(test::device_tensor(device(), dt, {N}, bv, "bias"));
-    if (with_residual)
-      r = std::make_unique<Tensor>(per_image ? test::device_tensor(device(), dt, {lead[0], N}, rows, "residual rows")
-                                             : test::device_tensor(device(), dt, ys, rv, "residual"));
+    if (with_residual) r = std::make_unique<Tensor>(test::device_tensor(device(), dt, ys, rv, "residual"));
     test::poison(device(), y);
 
     vk::Recording rec(device());
@@ -90,12 +78,6 @@ TEST_P(Linear, SiluResidualN4) { check({19}, 20, 4, true, true, Epilogue::Silu);
 // N a multiple of 64, not of 128 (the UNet's level 0): the last 128-wide column tile is half used.
 TEST_P(Linear, Width64TilesN320) { check({2, 150}, 96, 320, true, true, Epilogue::Gelu); }
 TEST_P(Linear, MultiTile) { check({300}, 136, 260, true, true, Epilogue::None); }
-// One residual row per leading index (3 images of 70 rows: tiles span images), N not a multiple
-// of 8 (the scalar epilogue) and of 8 (the vector one).
-TEST_P(Linear, PerImageResidual) {
-  check({3, 70}, 64, 136, true, true, Epilogue::None, true);
-  check({2, 7, 5}, 24, 13, false, true, Epilogue::Silu, true);
-}
 // Time-embedding shape: few rows, K % 8 == 0.
 TEST_P(Linear, FewRows) { check({2}, 320, 1280, true, false, Epilogue::Silu); }
 TEST_P(Linear, SingleColumnAndRow) { check({1}, 1, 1, true, false, Epilogue::None); }

@@ -277,15 +277,8 @@ GemmProblem make_gemm_problem(const char* op, const Tensor& x, const Tensor& w, 
                               Epilogue act, const Tensor* residual, const std::vector<int64_t>& out) {
   expect_shape(op, "output", y, out);
   if (bias) expect_shape(op, "bias", *bias, {w.dim(0)});
+  if (residual) expect_shape(op, "residual", *residual, out);
   GemmProblem p;
-  const bool per_image =
-      residual && out.size() >= 3 && residual->shape == std::vector<int64_t>{out.front(), out.back()};
-  if (residual && !per_image) expect_shape(op, "residual", *residual, out);
-  if (per_image) {
-    int64_t rows = 1; // below 2^31: record_gemm refuses outputs of 2^31 elements or more
-    for (size_t i = 1; i + 1 < out.size(); ++i) rows *= out[i];
-    p.residual_rows = static_cast<uint32_t>(rows);
-  }
   p.x = &x;
   p.w = &w;
   p.bias = bias;
@@ -363,7 +356,6 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   if (push.M == 0 || push.N == 0) return;
   push.flags =
       (p.bias ? kFlagBias : 0) | (p.residual ? kFlagResidual : 0) | (static_cast<uint32_t>(p.act) << kActShift);
-  push.res_rows = p.residual_rows;
   // Contiguous run along K that a vector load may cover: all of K, or one tap's Cin for conv.
   uint32_t run = p.conv ? push.Cin : push.K;
 
@@ -373,7 +365,7 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   uint32_t gy = 0, gz = 0;
   // The profile label's detail: the problem and its epilogue ("19200x320x1280+bias+res").
   const std::string shape = std::to_string(push.M) + "x" + std::to_string(push.N) + "x" + std::to_string(push.K) +
-                            (p.bias ? "+bias" : "") + (p.residual ? (p.residual_rows ? "+imgres" : "+res") : "") +
+                            (p.bias ? "+bias" : "") + (p.residual ? "+res" : "") +
                             (p.act == Epilogue::Gelu   ? "+gelu"
                              : p.act == Epilogue::Silu ? "+silu"
                                                        : "");

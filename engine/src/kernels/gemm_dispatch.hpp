@@ -21,17 +21,15 @@ struct GemmPush {
   uint32_t flags = 0;
   uint32_t m_groups_y = 0;
   uint32_t H = 0, W = 0, Cin = 0, Ho = 0, Wo = 0, KH = 1, KW = 1, stride = 1, pad_top = 0, pad_left = 0, upsample = 1;
-  uint32_t k_chunk = 0;  // split K (coopmat kernels): K elements per workgroup z; 0 = no split
-  uint32_t res_rows = 0; // rows of y per residual row (a per-image residual); 0 = y's shape
+  uint32_t k_chunk = 0; // split K (coopmat kernels): K elements per workgroup z; 0 = no split
 };
-static_assert(sizeof(GemmPush) == 18 * 4, "push block layout changed");
+static_assert(sizeof(GemmPush) == 17 * 4, "push block layout changed");
 
 struct GemmProblem {
   const Tensor* x = nullptr;
   const Tensor* w = nullptr;
   const Tensor* bias = nullptr;     // optional
-  const Tensor* residual = nullptr; // optional: y's shape, or [images, N] (one row per image)
-  uint32_t residual_rows = 0;       // rows of y per residual row when it is per image, else 0
+  const Tensor* residual = nullptr; // optional
   const Tensor* y = nullptr;
   Epilogue act = Epilogue::None;
   bool conv = false;
@@ -40,8 +38,7 @@ struct GemmProblem {
 };
 
 // Checks the output, bias and residual shapes against `out` (messages name `op`) and fills the
-// operand fields; the caller sets the geometry. The residual is `out`'s shape, or, where `out`
-// has 3 or more dims, [out[0], out.back()]: one row per image, added to all of its rows.
+// operand fields; the caller sets the geometry.
 GemmProblem make_gemm_problem(const char* op, const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor& y,
                               Epilogue act, const Tensor* residual, const std::vector<int64_t>& out);
 

@@ -31,16 +31,17 @@ Tensor resnet_block(NetContext& c, const std::string& prefix, const Tensor& x, i
   const std::string p = prefix + ".";
   Tensor n = c.ws.acquire(x.dtype, x.shape, p + "norm1");
   group_norm(c.k, c.rec, x, c.w.at(p + "norm1.weight"), c.w.at(p + "norm1.bias"), n, groups, eps, true);
-  // Time injection after conv1, before norm2 (spec §17.23): a per-(batch, channel) bias, added
-  // in conv1's epilogue as a residual of one row per image.
-  Tensor t;
-  if (silu_emb) {
-    t = c.ws.acquire(x.dtype, {silu_emb->dim(0), cout}, p + "time_emb_proj");
-    linear(c.k, c.rec, *silu_emb, c.w.at(p + "time_emb_proj.weight"), &c.w.at(p + "time_emb_proj.bias"), t);
-  }
-  Tensor h = conv(c, p + "conv1", n, cout, 1, 1, 1, 1, silu_emb ? &t : nullptr);
+  Tensor h = conv(c, p + "conv1", n, cout, 1, 1, 1);
   c.ws.release(n);
-  if (silu_emb) c.ws.release(t);
+  if (silu_emb) {
+    // Time injection after conv1, before norm2 (spec §17.23): per-(batch, channel) bias.
+    Tensor t = c.ws.acquire(x.dtype, {silu_emb->dim(0), cout}, p + "time_emb_proj");
+    linear(c.k, c.rec, *silu_emb, c.w.at(p + "time_emb_proj.weight"), &c.w.at(p + "time_emb_proj.bias"), t);
+    Tensor h2 = c.ws.acquire(x.dtype, h.shape, p + "h+t");
+    add(c.k, c.rec, h, t, h2);
+    c.ws.release(t);
+    h = h2;
+  }
   Tensor n2 = c.ws.acquire(x.dtype, h.shape, p + "norm2");
   group_norm(c.k, c.rec, h, c.w.at(p + "norm2.weight"), c.w.at(p + "norm2.bias"), n2, groups, eps, true);
   c.ws.release(h);

@@ -32,8 +32,7 @@ inline Conv2dParams conv_pad(int p, int stride = 1) { return Conv2dParams{stride
 //
 // x: NHWC [B, H, W, Cin]; w: kernel layout [Cout, kh, kw, Cin] (conv_weight_to_khwc of the
 // checkpoint's [Cout, Cin, kh, kw]); bias: [Cout] or nullptr; y: NHWC [B, Ho, Wo, Cout] =
-// conv2d_output_shape(x, w, p); residual: y's shape (the resnet shortcut add), [B, Cout] (one
-// row per image, added to every pixel: the resnet's time embedding after conv1) or nullptr.
+// conv2d_output_shape(x, w, p); residual: y's shape or nullptr (the resnet shortcut add).
 // All tensors share one dtype; fp32 accumulation. Any Cin works (3 for RGB inputs); Cin % 4 == 0
 // takes the vectorized loader. y must not alias any input. Throws InvalidArgument on shape, dtype
 // or parameter errors (stride < 1, negative padding, empty output).

@@ -20,8 +20,7 @@ enum class Epilogue : uint32_t {
 // y[M, N] = act(x[M, K] · w[N, K]^T + bias[N]) + residual[M, N]
 //
 // x: [..., K] (M = product of all leading dims), w: [N, K] (checkpoint layout [out, in]),
-// bias: [N] or nullptr, y: [..., N] with x's leading dims, residual: y's shape, [y.dim(0), N]
-// where y has 3 or more dims (one row per leading index, added to all of its rows) or nullptr.
+// bias: [N] or nullptr, y: [..., N] with x's leading dims, residual: y's shape or nullptr.
 // All tensors share one dtype (F32 or F16); products accumulate in fp32 and the epilogue runs in
 // fp32 before the single rounding to the storage type. y must not alias x, w, bias or residual
 // (residual-in-place is not supported: rows are read and written by different workgroups).
