@@ -31,6 +31,7 @@
 #ifndef DTYPE_F16
 #error "the cooperative-matrix GEMM is fp16 only"
 #endif
+#define GEMM_EPI_SPEC_ID 1 // the epilogue fixed per pipeline (common/gemm_io.glsl)
 #include "common/coopmat.glsl"
 
 // Tile configuration (defines so that alternatives can be built and measured).
@@ -95,19 +96,20 @@ void store_tiles(uint base) {
 // Epilogue for 8 consecutive columns n .. n+7 of row m, values v (fp32).
 void store8(uint m, uint n, float v[8]) {
   if (m >= pc.M) return;
-  if (pc.k_chunk != 0u) { // split K: raw partial sums, the reduce kernel does the epilogue
+  if (SPLIT_K) { // raw partial sums, the reduce kernel does the epilogue
     uint base = (gl_WorkGroupID.z * pc.M + m) * pc.N + n;
     [[unroll]] for (uint e = 0; e < 8; ++e)
       if (n + e < pc.N) y_partial[base + e] = v[e];
     return;
   }
-  bool vec = (pc.N & 7u) == 0u && n + 8 <= pc.N;
+  bool vec = (EPI & EPI_N8) != 0u && n + 8 <= pc.N;
   if (!vec) {
+    if ((EPI & EPI_N8) != 0u) return; // a run wholly past N: nothing to store
     [[unroll]] for (uint e = 0; e < 8; ++e)
       if (n + e < pc.N) y[m * pc.N + n + e] = STORE(gemm_epilogue(v[e], m, n + e));
     return;
   }
-  if ((pc.flags & GEMM_HAS_BIAS) != 0u) {
+  if ((EPI & GEMM_HAS_BIAS) != 0u) {
     uvec4 b = bias8[n >> 3];
     [[unroll]] for (uint e = 0; e < 8; e += 2) {
       vec2 f = vec2(unpackFloat2x16(b[e >> 1]));
@@ -115,13 +117,13 @@ void store8(uint m, uint n, float v[8]) {
       v[e + 1] += f.y;
     }
   }
-  uint act = pc.flags >> GEMM_ACT_SHIFT;
+  uint act = (EPI >> GEMM_ACT_SHIFT) & 0xffu;
   [[unroll]] for (uint e = 0; e < 8; ++e) {
     if (act == GEMM_ACT_GELU) v[e] = 0.5 * v[e] * (1.0 + gemm_erf(v[e] * 0.70710678118654752));
     else if (act == GEMM_ACT_SILU) v[e] = v[e] / (1.0 + exp(-v[e]));
   }
   uint idx = (m * pc.N + n) >> 3;
-  if ((pc.flags & GEMM_HAS_RESIDUAL) != 0u) {
+  if ((EPI & GEMM_HAS_RESIDUAL) != 0u) {
     uvec4 r = residual8[idx];
     [[unroll]] for (uint e = 0; e < 8; e += 2) {
       vec2 f = vec2(unpackFloat2x16(r[e >> 1]));
@@ -134,9 +136,9 @@ void store8(uint m, uint n, float v[8]) {
 
 void main() {
   // With split K, z is the K range, and the few row tiles all fit in y.
-  uint m_tile = pc.k_chunk != 0u ? gl_WorkGroupID.y : gemm_m_tile();
-  uint k_begin = pc.k_chunk != 0u ? gl_WorkGroupID.z * pc.k_chunk : 0u;
-  uint k_end = pc.k_chunk != 0u ? min(pc.K, k_begin + pc.k_chunk) : pc.K;
+  uint m_tile = SPLIT_K ? gl_WorkGroupID.y : gemm_m_tile();
+  uint k_begin = SPLIT_K ? gl_WorkGroupID.z * pc.k_chunk : 0u;
+  uint k_end = SPLIT_K ? min(pc.K, k_begin + pc.k_chunk) : pc.K;
   tile_m0 = m_tile * BM;
   tile_n0 = gl_WorkGroupID.x * BN;
   if (tile_m0 >= pc.M) return; // whole workgroup leaves together: barriers stay uniform

@@ -39,6 +39,22 @@ layout(push_constant) uniform GemmPush {
 #define GEMM_HAS_BIAS 1u
 #define GEMM_HAS_RESIDUAL 2u
 #define GEMM_ACT_SHIFT 8u
+// A kernel that defines GEMM_EPI_SPEC_ID (an unused constant_id) fixes its epilogue per
+// pipeline: specialization constant EPI holds pc.flags' bits plus EPI_SPLIT_K (K split: raw
+// partial sums, no epilogue) and EPI_N8 (N % 8 == 0), and the driver compiles only the epilogue
+// the pipeline's GEMMs use. Epilogue code, even never executed, costs the main loop on NVIDIA:
+// the KHR GEMMs ran 5-40% slower with a little more of it, and 4-37% faster with it specialized
+// away (bench/NOTES.md session 14). Mirrors epilogue_spec in engine/src/kernels/gemm_dispatch.cpp.
+#define EPI_SPLIT_K 0x10000u
+#define EPI_N8 0x20000u
+#ifdef GEMM_EPI_SPEC_ID
+layout(constant_id = GEMM_EPI_SPEC_ID) const uint EPI = 0u;
+#define GEMM_FLAGS EPI
+#define SPLIT_K ((EPI & EPI_SPLIT_K) != 0u)
+#else
+#define GEMM_FLAGS pc.flags
+#define SPLIT_K (pc.k_chunk != 0u)
+#endif
 #define GEMM_ACT_GELU 1u
 #define GEMM_ACT_SILU 2u
 
@@ -57,8 +73,8 @@ float gemm_erf(float v) {
 
 // bias and activation of column n, in fp32 (the first part of gemm_epilogue).
 float gemm_bias_act(float v, uint n) {
-  if ((pc.flags & GEMM_HAS_BIAS) != 0u) v += LOAD(bias[n]);
-  uint act = pc.flags >> GEMM_ACT_SHIFT;
+  if ((GEMM_FLAGS & GEMM_HAS_BIAS) != 0u) v += LOAD(bias[n]);
+  uint act = (GEMM_FLAGS >> GEMM_ACT_SHIFT) & 0xffu;
   if (act == GEMM_ACT_GELU) {
     v = 0.5 * v * (1.0 + gemm_erf(v * 0.70710678118654752));
   } else if (act == GEMM_ACT_SILU) {
@@ -70,7 +86,7 @@ float gemm_bias_act(float v, uint n) {
 // bias, activation, then residual (resnet: shortcut + conv2 output), all in fp32.
 float gemm_epilogue(float v, uint m, uint n) {
   v = gemm_bias_act(v, n);
-  if ((pc.flags & GEMM_HAS_RESIDUAL) != 0u) v += LOAD(residual[m * pc.N + n]);
+  if ((GEMM_FLAGS & GEMM_HAS_RESIDUAL) != 0u) v += LOAD(residual[m * pc.N + n]);
   return v;
 }
 

@@ -116,10 +116,13 @@ uint32_t portable_split_k_count(const Kernels& kernels, uint64_t tiles, uint32_t
 // side by side (grid z) into fp32 partial sums, then their sum with the epilogue applied
 // (few output tiles: the UNet's inner levels, M of 128-1,200 rows with K up to 23,040); else
 // one dispatch with the row tiles spread over grid y and z.
+// Whether record_tiles splits K for this split count (its caller may need to know first).
+bool splits_k(uint32_t splits, uint32_t row_tiles) { return splits > 1 && row_tiles <= g_max_groups; }
+
 void record_tiles(Kernels& kernels, vk::Recording& rec, const vk::Pipeline& pipe,
                   const std::vector<vk::Binding>& bindings, GemmPush push, uint32_t row_tiles, uint32_t col_tiles,
                   uint32_t splits, DType dtype, const std::string& shape) {
-  if (splits > 1 && row_tiles <= g_max_groups) {
+  if (splits_k(splits, row_tiles)) {
     push.k_chunk = round_up(div_up(push.K, splits), kSplitKAlign);
     const uint32_t used = div_up(push.K, push.k_chunk);
     const vk::Buffer& partial = kernels.splitk_scratch(uint64_t{used} * push.M * push.N * 4);
@@ -336,6 +339,15 @@ std::string describe_route(const Kernels& kernels, DType dtype) {
          ", 128 x 256 for large convs";
 }
 
+// The EPI specialization constant of the kernels that fix their epilogue per pipeline
+// (gemm_coopmat.comp, gemm_tiled.comp; common/gemm_io.glsl): the push block's epilogue flags,
+// whether K is split (raw partial sums) and whether N % 8 == 0, so that each pipeline holds only
+// the epilogue its GEMMs use (on an H100: 4-37% faster GEMMs, bench/NOTES.md session 14).
+constexpr uint32_t kEpiSplitK = 0x10000, kEpiN8 = 0x20000;
+uint32_t epilogue_spec(const GemmPush& push, bool split) {
+  return push.flags | (split ? kEpiSplitK : 0) | (push.N % 8 == 0 ? kEpiN8 : 0);
+}
+
 void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const GemmProblem& p) {
   const Tensor& x = *p.x;
   const Tensor& w = *p.w;
@@ -382,7 +394,7 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
       push.m_groups_y = row_tiles;
       const vk::Pipeline& pipe =
           kernels.pipeline(composed_variant(base + cm.api + (narrow ? "_narrow" : "") + cm.shape, x.dtype), 5,
-                           sizeof push, {run % 8 == 0 ? 1u : 0u}, cm.subgroup);
+                           sizeof push, {run % 8 == 0 ? 1u : 0u, epilogue_spec(push, true)}, cm.subgroup);
       rec.dispatch(pipe, bindings, &push, sizeof push, div_up(push.N, tn), row_tiles, 1, shape + "+f32");
       return;
     }
@@ -430,11 +442,12 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
              uint64_t{div_up(push.M, kKhrWide.m)} * div_up(push.N, kKhrWide.n) >= kCoopWideMinGroups)
       tile = kKhrWide;
     if (tilings && !narrow) tile = khr_tile_override(kernels, tile);
-    const vk::Pipeline& pipe = kernels.pipeline(composed_variant(base + cm.api + tile.suffix + cm.shape, x.dtype), 5,
-                                                sizeof push, {run % 8 == 0 ? 1u : 0u}, cm.subgroup);
     const uint32_t row_tiles = div_up(push.M, tile.m), col_tiles = div_up(push.N, tile.n);
-    record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles,
-                 split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K), x.dtype, shape);
+    const uint32_t splits = split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K);
+    const vk::Pipeline& pipe =
+        kernels.pipeline(composed_variant(base + cm.api + tile.suffix + cm.shape, x.dtype), 5, sizeof push,
+                         {run % 8 == 0 ? 1u : 0u, epilogue_spec(push, splits_k(splits, row_tiles))}, cm.subgroup);
+    record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles, splits, x.dtype, shape);
     return;
   }
 
@@ -443,11 +456,12 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   if (gemm_uses_tiled_portable(kernels, x.dtype, push.N, p.raw_f32)) {
     const bool packed = kernels.portable_packed_products();
     const uint32_t tile = tiled_portable_tile(kernels, portable_kernel(kernels, x.dtype), packed, push.M, push.N);
-    const vk::Pipeline& pipe =
-        kernels.pipeline(tiled_portable_variant(base, tile, packed), 5, sizeof push, {run % 8 == 0 ? 1u : 0u});
     const uint32_t row_tiles = div_up(push.M, tile), col_tiles = div_up(push.N, tile);
-    record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles,
-                 split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K), x.dtype, shape);
+    const uint32_t splits = split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K);
+    const vk::Pipeline& pipe =
+        kernels.pipeline(tiled_portable_variant(base, tile, packed), 5, sizeof push,
+                         {run % 8 == 0 ? 1u : 0u, epilogue_spec(push, splits_k(splits, row_tiles))});
+    record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles, splits, x.dtype, shape);
     return;
   }
 
