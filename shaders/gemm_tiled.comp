@@ -49,7 +49,6 @@
 
 layout(local_size_x = NTHREADS) in;
 layout(constant_id = 0) const bool VEC8 = false;
-#define GEMM_EPI_SPEC_ID 1 // the epilogue fixed per pipeline (common/gemm_io.glsl)
 #include "common/gemm_tile_loader.glsl"
 
 // A tile row is BK / 4 four-element groups of K plus one of padding: the invocations of a
@@ -84,7 +83,7 @@ void store_tiles() {
 
 void main() {
   // With split K, z is the K range, and the few row tiles all fit in y.
-  const bool split = SPLIT_K;
+  const bool split = pc.k_chunk != 0u;
   uint m_tile = split ? gl_WorkGroupID.y : gemm_m_tile();
   uint k_begin = split ? gl_WorkGroupID.z * pc.k_chunk : 0u;
   uint k_end = split ? min(pc.K, k_begin + pc.k_chunk) : pc.K;

@@ -44,7 +44,8 @@ layout(push_constant) uniform GemmPush {
 // partial sums, no epilogue) and EPI_N8 (N % 8 == 0), and the driver compiles only the epilogue
 // the pipeline's GEMMs use. Epilogue code, even never executed, costs the main loop on NVIDIA:
 // the KHR GEMMs ran 5-40% slower with a little more of it, and 4-37% faster with it specialized
-// away (bench/NOTES.md session 14). Mirrors epilogue_spec in engine/src/kernels/gemm_dispatch.cpp.
+// away (bench/NOTES.md session 14). The tiled portable kernel keeps the push block: specialized,
+// it ran 4.5% slower. Mirrors epilogue_spec in engine/src/kernels/gemm_dispatch.cpp.
 #define EPI_SPLIT_K 0x10000u
 #define EPI_N8 0x20000u
 #ifdef GEMM_EPI_SPEC_ID

@@ -339,10 +339,10 @@ std::string describe_route(const Kernels& kernels, DType dtype) {
          ", 128 x 256 for large convs";
 }
 
-// The EPI specialization constant of the kernels that fix their epilogue per pipeline
-// (gemm_coopmat.comp, gemm_tiled.comp; common/gemm_io.glsl): the push block's epilogue flags,
-// whether K is split (raw partial sums) and whether N % 8 == 0, so that each pipeline holds only
-// the epilogue its GEMMs use (on an H100: 4-37% faster GEMMs, bench/NOTES.md session 14).
+// The EPI specialization constant of the cooperative-matrix kernel (gemm_coopmat.comp;
+// common/gemm_io.glsl): the push block's epilogue flags, whether K is split (raw partial sums)
+// and whether N % 8 == 0, so that each pipeline holds only the epilogue its GEMMs use (on an
+// H100: 4-37% faster GEMMs, a 7% shorter step; bench/NOTES.md session 14).
 constexpr uint32_t kEpiSplitK = 0x10000, kEpiN8 = 0x20000;
 uint32_t epilogue_spec(const GemmPush& push, bool split) {
   return push.flags | (split ? kEpiSplitK : 0) | (push.N % 8 == 0 ? kEpiN8 : 0);
@@ -456,12 +456,13 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   if (gemm_uses_tiled_portable(kernels, x.dtype, push.N, p.raw_f32)) {
     const bool packed = kernels.portable_packed_products();
     const uint32_t tile = tiled_portable_tile(kernels, portable_kernel(kernels, x.dtype), packed, push.M, push.N);
-    const uint32_t row_tiles = div_up(push.M, tile), col_tiles = div_up(push.N, tile);
-    const uint32_t splits = split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K);
+    // Its epilogue stays in the push block: fixed per pipeline (as the cooperative-matrix
+    // kernel's), the forced-portable H100 step went from 221 to 231 ms (bench/NOTES.md session 14).
     const vk::Pipeline& pipe =
-        kernels.pipeline(tiled_portable_variant(base, tile, packed), 5, sizeof push,
-                         {run % 8 == 0 ? 1u : 0u, epilogue_spec(push, splits_k(splits, row_tiles))});
-    record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles, splits, x.dtype, shape);
+        kernels.pipeline(tiled_portable_variant(base, tile, packed), 5, sizeof push, {run % 8 == 0 ? 1u : 0u});
+    const uint32_t row_tiles = div_up(push.M, tile), col_tiles = div_up(push.N, tile);
+    record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles,
+                 split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K), x.dtype, shape);
     return;
   }
 
