@@ -112,13 +112,13 @@ uint32_t portable_split_k_count(const Kernels& kernels, uint64_t tiles, uint32_t
       std::max<uint64_t>(1, std::min<uint64_t>({(target + tiles - 1) / tiles, K / kSplitKMinChunk, kSplitKMax})));
 }
 
+// Whether record_tiles splits K for this split count (its caller may need to know first).
+bool splits_k(uint32_t splits, uint32_t row_tiles) { return splits > 1 && row_tiles <= g_max_groups; }
+
 // Records a GEMM over row_tiles x col_tiles workgroups: with splits > 1, K cut into ranges run
 // side by side (grid z) into fp32 partial sums, then their sum with the epilogue applied
 // (few output tiles: the UNet's inner levels, M of 128-1,200 rows with K up to 23,040); else
 // one dispatch with the row tiles spread over grid y and z.
-// Whether record_tiles splits K for this split count (its caller may need to know first).
-bool splits_k(uint32_t splits, uint32_t row_tiles) { return splits > 1 && row_tiles <= g_max_groups; }
-
 void record_tiles(Kernels& kernels, vk::Recording& rec, const vk::Pipeline& pipe,
                   const std::vector<vk::Binding>& bindings, GemmPush push, uint32_t row_tiles, uint32_t col_tiles,
                   uint32_t splits, DType dtype, const std::string& shape) {
