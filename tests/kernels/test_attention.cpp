@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/composed_names.hpp"
 #include "reference_attention.hpp"
 #include "support/check.hpp"
 #include "support/vk_env.hpp"
@@ -164,11 +165,8 @@ protected:
     const double scale = c.scale > 0 ? c.scale : 1.0 / std::sqrt(static_cast<double>(c.head_dim));
     std::vector<double> ref =
         test::reference_attention(c.batch, c.heads, c.head_dim, scale, c.causal, rq, rk, rv, rk2, rv2);
-    // The tiled portable kernel (head sizes 16, 32, 64) multiplies P·V as packed fp16 for fp16
-    // where the portable kernels take packed products.
-    const bool tiled = c.head_dim == 16 || c.head_dim == 32 || c.head_dim == 64;
-    const bool packed_pv =
-        c.path == Path::Portable && tiled && c.dtype == DType::F16 && kern.portable_packed_products();
+    // The tiled portable kernel multiplies P·V as packed fp16 where the engine's rule says so.
+    const bool packed_pv = c.path == Path::Portable && kernels::portable_attention_packed_pv(kern, c.head_dim, c.dtype);
     const Tolerance tol = tolerance(c, packed_pv);
     const std::vector<float> got = download(device(), out);
     EXPECT_TRUE(test::all_close(got, ref, tol.atol, tol.rtol));

@@ -149,6 +149,10 @@ std::string portable_attention_variant(int64_t head_dim, int64_t invocations, bo
   return composed_variant(base + "_t" + std::to_string(invocations) + (pv16 ? "_pv16" : ""), dtype);
 }
 
+bool portable_attention_packed_pv(const Kernels& kernels, int64_t head_dim, DType dtype) {
+  return tiled_supports(head_dim) && dtype == DType::F16 && kernels.portable_packed_products();
+}
+
 std::vector<int64_t> portable_attention_invocations() { return {128, 256}; }
 
 const std::vector<std::string>& khr_attention_knob_values() {
@@ -197,7 +201,7 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
                         std::to_string(kernels.device().info().max_shared_memory) + " bytes of shared memory, " +
                         std::to_string(kTiledAttention256SharedBytes) + " needed");
     const int64_t nt = want != 0 ? want : fits256 ? 256 : 128;
-    return {portable_attention_variant(head_dim, nt, kernels.portable_packed_products(), dtype),
+    return {portable_attention_variant(head_dim, nt, portable_attention_packed_pv(kernels, head_dim, dtype), dtype),
             tiled_queries_per_group(head_dim, nt), 0, true};
   }
   if (!coopmat) return {portable_attention_variant(head_dim, 0, false, dtype), portable_queries_per_group(head_dim), 0};

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "z123/kernels/kernels.hpp"
 #include "z123/tensor.hpp"
 
 namespace z123::kernels {
@@ -16,6 +17,10 @@ namespace z123::kernels {
 // by the device's shared memory), with packed fp16 P·V for fp16 where `packed_pv`, where it has
 // the head size, else the one-query kernel.
 std::string portable_attention_variant(int64_t head_dim, int64_t invocations, bool packed_pv, DType dtype);
+// Whether the portable attention takes packed P·V (the `_pv16` variants) for this head size and
+// dtype: the tiled kernel's fp16 ones, where the portable kernels take packed products
+// (Kernels::portable_packed_products). The attention tests pick their tolerance by it.
+bool portable_attention_packed_pv(const Kernels& kernels, int64_t head_dim, DType dtype);
 std::vector<int64_t> portable_attention_invocations();
 
 // Group norm: the resident kernel with `ev` channels per access, and the split kernel's two
