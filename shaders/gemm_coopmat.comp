@@ -32,6 +32,7 @@
 #error "the cooperative-matrix GEMM is fp16 only"
 #endif
 #define GEMM_EPI_SPEC_ID 1 // the epilogue fixed per pipeline (common/gemm_io.glsl)
+#define GEMM_GEOM_SPEC // and K with the conv geometry (constants 2-8)
 #include "common/coopmat.glsl"
 
 // Tile configuration (defines so that alternatives can be built and measured).
@@ -137,8 +138,8 @@ void store8(uint m, uint n, float v[8]) {
 void main() {
   // With split K, z is the K range, and the few row tiles all fit in y.
   uint m_tile = SPLIT_K ? gl_WorkGroupID.y : gemm_m_tile();
-  uint k_begin = SPLIT_K ? gl_WorkGroupID.z * pc.k_chunk : 0u;
-  uint k_end = SPLIT_K ? min(pc.K, k_begin + pc.k_chunk) : pc.K;
+  uint k_begin = SPLIT_K ? gl_WorkGroupID.z * G_K_CHUNK : 0u;
+  uint k_end = SPLIT_K ? min(G_K, k_begin + G_K_CHUNK) : G_K;
   tile_m0 = m_tile * BM;
   tile_n0 = gl_WorkGroupID.x * BN;
   if (tile_m0 >= pc.M) return; // whole workgroup leaves together: barriers stay uniform

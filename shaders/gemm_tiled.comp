@@ -49,6 +49,10 @@
 
 layout(local_size_x = NTHREADS) in;
 layout(constant_id = 0) const bool VEC8 = false;
+// K, the split-K range and the conv input geometry may be fixed per pipeline (constants 2-8,
+// common/gemm_io.glsl); constant 1 is unused here (the cooperative-matrix kernel's epilogue,
+// which this kernel keeps in the push block).
+#define GEMM_GEOM_SPEC
 #include "common/gemm_tile_loader.glsl"
 
 // A tile row is BK / 4 four-element groups of K plus one of padding: the invocations of a
@@ -83,10 +87,10 @@ void store_tiles() {
 
 void main() {
   // With split K, z is the K range, and the few row tiles all fit in y.
-  const bool split = pc.k_chunk != 0u;
+  const bool split = G_K_CHUNK != 0u;
   uint m_tile = split ? gl_WorkGroupID.y : gemm_m_tile();
-  uint k_begin = split ? gl_WorkGroupID.z * pc.k_chunk : 0u;
-  uint k_end = split ? min(pc.K, k_begin + pc.k_chunk) : pc.K;
+  uint k_begin = split ? gl_WorkGroupID.z * G_K_CHUNK : 0u;
+  uint k_end = split ? min(G_K, k_begin + G_K_CHUNK) : G_K;
   tile_m0 = m_tile * BM;
   tile_n0 = gl_WorkGroupID.x * BN;
   if (tile_m0 >= pc.M) return; // whole workgroup leaves together: barriers stay uniform

@@ -46,11 +46,11 @@ struct TapPos {
   uint ky, kx, ci;
 };
 TapPos tap_pos(uint k) {
-  uint tap = k / pc.Cin;
+  uint tap = k / G_CIN;
   TapPos t;
-  t.ci = k - tap * pc.Cin;
-  t.ky = tap / pc.KW;
-  t.kx = tap - t.ky * pc.KW;
+  t.ci = k - tap * G_CIN;
+  t.ky = tap / G_KW;
+  t.kx = tap - t.ky * G_KW;
   return t;
 }
 
@@ -59,7 +59,7 @@ TapPos tap_pos(uint k) {
 uvec4 load_a(uint p, uint row, uint k, TapPos t) {
   uint m = tile_m0 + row;
 #ifdef CONV
-  if (!arow_ok[p] || k >= pc.K) return uvec4(0);
+  if (!arow_ok[p] || k >= G_K) return uvec4(0);
   if (VEC8) {
     int o = conv_tap_offset(arow[p], t.ky, t.kx);
     return o < 0 ? uvec4(0) : x8[(uint(o) + t.ci) >> 3];
@@ -68,7 +68,7 @@ uvec4 load_a(uint p, uint row, uint k, TapPos t) {
   float v[8];
   [[unroll]] for (uint e = 0; e < 8; ++e) {
     v[e] = 0.0;
-    if (k + e < pc.K) {
+    if (k + e < G_K) {
       TapPos te = tap_pos(k + e);
       int o = conv_tap_offset(arow[p], te.ky, te.kx);
       if (o >= 0) v[e] = LOAD(x[uint(o) + te.ci]);
@@ -76,9 +76,9 @@ uvec4 load_a(uint p, uint row, uint k, TapPos t) {
   }
 #else
   if (m >= pc.M) return uvec4(0);
-  if (VEC8) return k < pc.K ? x8[(m * pc.K + k) >> 3] : uvec4(0);
+  if (VEC8) return k < G_K ? x8[(m * G_K + k) >> 3] : uvec4(0);
   float v[8];
-  [[unroll]] for (uint e = 0; e < 8; ++e) v[e] = k + e < pc.K ? LOAD(x[m * pc.K + k + e]) : 0.0;
+  [[unroll]] for (uint e = 0; e < 8; ++e) v[e] = k + e < G_K ? LOAD(x[m * G_K + k + e]) : 0.0;
 #endif
   return uvec4(pack2(v[0], v[1]), pack2(v[2], v[3]), pack2(v[4], v[5]), pack2(v[6], v[7]));
 }
@@ -87,9 +87,9 @@ uvec4 load_a(uint p, uint row, uint k, TapPos t) {
 uvec4 load_b(uint row, uint k) {
   uint n = tile_n0 + row;
   if (n >= pc.N) return uvec4(0);
-  if (VEC8) return k < pc.K ? w8[(n * pc.K + k) >> 3] : uvec4(0);
+  if (VEC8) return k < G_K ? w8[(n * G_K + k) >> 3] : uvec4(0);
   float v[8];
-  [[unroll]] for (uint e = 0; e < 8; ++e) v[e] = k + e < pc.K ? LOAD(w[n * pc.K + k + e]) : 0.0;
+  [[unroll]] for (uint e = 0; e < 8; ++e) v[e] = k + e < G_K ? LOAD(w[n * G_K + k + e]) : 0.0;
   return uvec4(pack2(v[0], v[1]), pack2(v[2], v[3]), pack2(v[4], v[5]), pack2(v[6], v[7]));
 }
 

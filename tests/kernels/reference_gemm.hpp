@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -84,6 +85,23 @@ protected:
         use_tuning(t);
         checks();
       }
+  }
+  // Runs `checks` once per Tuning::gemm_fixed_geometry mode (all, taps, k, none) on the kernel
+  // that reads it for this case: the cooperative-matrix GEMM on its paths, the tiled portable
+  // one (64 x 64, packed products) for portable fp16; portable fp32's plain kernel ignores it.
+  template <typename Checks>
+  void for_each_fixed_geometry(Checks checks) {
+    using GF = Tuning::GemmFixedGeometry;
+    const std::pair<GF, const char*> modes[] = {{GF::All, "all"}, {GF::Taps, "taps"}, {GF::K, "k"}, {GF::None, "none"}};
+    for (const auto& [mode, name] : modes) {
+      SCOPED_TRACE(std::string("Z123_GEMM_FIXED_GEOMETRY=") + name);
+      Tuning t = device().tuning();
+      t.gemm_fixed_geometry = mode;
+      if (GetParam().path == kernels::Path::Portable && GetParam().dtype == DType::F16)
+        t.portable_gemm = Tuning::PortableGemm::Tiled64;
+      use_tuning(t);
+      checks();
+    }
   }
   std::unique_ptr<kernels::Kernels> kernels_;
 };

@@ -141,6 +141,19 @@ TEST_P(Conv2d, TiledPortableKernel) {
     check({2, 6, 5, 96, 200, 3, 3}, kernels::conv_pad(1), true, true, Epilogue::Silu);
   });
 }
+// Every Z123_GEMM_FIXED_GEOMETRY mode (for_each_fixed_geometry): 16-byte loads over several row
+// tiles with padding (the tap masks), Cin % 8 != 0 (gathers), stride 2, nearest upsampling, a
+// 1x1, and few tiles with a long K (split K).
+TEST_P(Conv2d, EveryFixedGeometry) {
+  for_each_fixed_geometry([&] {
+    check({1, 20, 24, 40, 136, 3, 3}, kernels::conv_pad(1), true, true, Epilogue::None);
+    check({1, 11, 11, 3, 40, 3, 3}, kernels::conv_pad(1), true, false, Epilogue::Silu);
+    check({2, 9, 7, 16, 48, 3, 3}, kernels::conv_pad(1, 2), true, false, Epilogue::Gelu);
+    check({1, 5, 6, 8, 40, 3, 3}, pads(1, 1, 1, 1, 1, 2), true, false, Epilogue::None);
+    check({1, 7, 9, 24, 40, 1, 1}, kernels::conv_pad(0), true, true, Epilogue::None);
+    check({2, 6, 5, 96, 200, 3, 3}, kernels::conv_pad(1), true, true, Epilogue::Silu);
+  });
+}
 TEST_P(Conv2d, Stride2WideTilesGelu) {
   Tuning wide = device().tuning();
   wide.gemm_cm2_tile_n = 256;

@@ -135,6 +135,16 @@ TEST_P(Linear, TiledPortableKernel) {
   });
 }
 
+// Every Z123_GEMM_FIXED_GEOMETRY mode (for_each_fixed_geometry): K % 8 != 0, a K tail past the
+// last K step, a multi-tile problem, and few tiles with a long K (split K).
+TEST_P(Linear, EveryFixedGeometry) {
+  for_each_fixed_geometry([&] {
+    check({37}, 45, 33, true, false, Epilogue::Gelu);
+    check({300}, 136, 260, true, true, Epilogue::Silu);
+    check({40}, 3000, 200, true, true, Epilogue::Gelu);
+  });
+}
+
 INSTANTIATE_TEST_SUITE_P(Gemm, Linear, ::testing::ValuesIn(test::gemm_test_cases()),
                          [](const auto& param_info) { return test::gemm_case_name(param_info.param); });
 

@@ -39,6 +39,12 @@ struct Tuning {
   bool gemm_split_k = true;
   // Z123_GEMM_CM2_TILE_N=128|256: the NV coopmat2 GEMM's tile width; 0: chosen per shape.
   uint32_t gemm_cm2_tile_n = 0;
+  // Z123_GEMM_FIXED_GEOMETRY=all|taps|k|none: what the tiled GEMM kernels' pipelines fix as
+  // specialization constants: K, the split-K range and every conv input field the loads read
+  // (all); those but the input's height and width (taps, the default: as fast, fewer
+  // pipelines); K and the split-K range only (k); nothing, all read from the push block (none).
+  enum class GemmFixedGeometry { All, Taps, K, None };
+  GemmFixedGeometry gemm_fixed_geometry = GemmFixedGeometry::Taps;
 
   // Z123_ATTN_VARIANT=khrcm|khrcm_cv: that KHR attention variant; empty: chosen per device.
   std::string attn_variant;

@@ -115,6 +115,9 @@ uint32_t portable_split_k_count(const Kernels& kernels, uint64_t tiles, uint32_t
 // Whether record_tiles splits K for this split count (its caller may need to know first).
 bool splits_k(uint32_t splits, uint32_t row_tiles) { return splits > 1 && row_tiles <= g_max_groups; }
 
+// The K range of each of `splits` workgroups along z: a multiple of every variant's K step.
+uint32_t split_k_chunk(uint32_t K, uint32_t splits) { return round_up(div_up(K, splits), kSplitKAlign); }
+
 // Records a GEMM over row_tiles x col_tiles workgroups: with splits > 1, K cut into ranges run
 // side by side (grid z) into fp32 partial sums, then their sum with the epilogue applied
 // (few output tiles: the UNet's inner levels, M of 128-1,200 rows with K up to 23,040); else
@@ -123,7 +126,7 @@ void record_tiles(Kernels& kernels, vk::Recording& rec, const vk::Pipeline& pipe
                   const std::vector<vk::Binding>& bindings, GemmPush push, uint32_t row_tiles, uint32_t col_tiles,
                   uint32_t splits, DType dtype, const std::string& shape) {
   if (splits_k(splits, row_tiles)) {
-    push.k_chunk = round_up(div_up(push.K, splits), kSplitKAlign);
+    push.k_chunk = split_k_chunk(push.K, splits);
     const uint32_t used = div_up(push.K, push.k_chunk);
     const vk::Buffer& partial = kernels.splitk_scratch(uint64_t{used} * push.M * push.N * 4);
     std::vector<vk::Binding> split_bindings = bindings;
@@ -348,6 +351,29 @@ uint32_t epilogue_spec(const GemmPush& push, bool split) {
   return push.flags | (split ? kEpiSplitK : 0) | (push.N % 8 == 0 ? kEpiN8 : 0);
 }
 
+// The specialization constants of the tiled GEMM kernels (gemm_coopmat.comp, gemm_tiled.comp):
+// VEC8 (16-byte loads along the contiguous run of K), the cooperative-matrix kernel's EPI (the
+// tiled portable kernel has no constant 1 and ignores it), then the geometry that
+// common/gemm_io.glsl's GEMM_GEOM_SPEC may fix per pipeline: K, the split-K range (k_chunk:
+// what record_tiles will put in the push block, 0 unsplit), and for convolutions Cin, KW, H, W
+// and the upsampling factor. A 0 leaves a field to the push block; which fields are fixed is
+// Tuning::gemm_fixed_geometry. Measured on an H100 (bench/NOTES.md session 15, runs 2-3): all but
+// the conv input's height and width (taps, the default) as fast as all of them, with 149
+// pipelines for the model on the KHR path instead of 174 (58 with none fixed); K alone gave a
+// quarter of the gain, the conv taps the rest.
+std::vector<uint32_t> tiled_gemm_spec(const Kernels& kernels, const GemmPush& push, bool conv, uint32_t k_chunk) {
+  using GF = Tuning::GemmFixedGeometry;
+  const GF fixed = kernels.tuning().gemm_fixed_geometry;
+  const uint32_t run = conv ? push.Cin : push.K;
+  std::vector<uint32_t> spec{run % 8 == 0 ? 1u : 0u, epilogue_spec(push, k_chunk != 0)};
+  const bool k = fixed != GF::None, taps = conv && (fixed == GF::All || fixed == GF::Taps),
+             hw = conv && fixed == GF::All;
+  for (uint32_t v : {k ? push.K : 0u, k ? k_chunk : 0u, taps ? push.Cin : 0u, taps ? push.KW : 0u, hw ? push.H : 0u,
+                     hw ? push.W : 0u, taps ? push.upsample : 0u})
+    spec.push_back(v);
+  return spec;
+}
+
 void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const GemmProblem& p) {
   const Tensor& x = *p.x;
   const Tensor& w = *p.w;
@@ -394,7 +420,7 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
       push.m_groups_y = row_tiles;
       const vk::Pipeline& pipe =
           kernels.pipeline(composed_variant(base + cm.api + (narrow ? "_narrow" : "") + cm.shape, x.dtype), 5,
-                           sizeof push, {run % 8 == 0 ? 1u : 0u, epilogue_spec(push, true)}, cm.subgroup);
+                           sizeof push, tiled_gemm_spec(kernels, push, p.conv, push.k_chunk), cm.subgroup);
       rec.dispatch(pipe, bindings, &push, sizeof push, div_up(push.N, tn), row_tiles, 1, shape + "+f32");
       return;
     }
@@ -444,9 +470,10 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     if (tilings && !narrow) tile = khr_tile_override(kernels, tile);
     const uint32_t row_tiles = div_up(push.M, tile.m), col_tiles = div_up(push.N, tile.n);
     const uint32_t splits = split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K);
+    const uint32_t k_chunk = splits_k(splits, row_tiles) ? split_k_chunk(push.K, splits) : 0;
     const vk::Pipeline& pipe =
         kernels.pipeline(composed_variant(base + cm.api + tile.suffix + cm.shape, x.dtype), 5, sizeof push,
-                         {run % 8 == 0 ? 1u : 0u, epilogue_spec(push, splits_k(splits, row_tiles))}, cm.subgroup);
+                         tiled_gemm_spec(kernels, push, p.conv, k_chunk), cm.subgroup);
     record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles, splits, x.dtype, shape);
     return;
   }
@@ -458,11 +485,13 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     const uint32_t tile = tiled_portable_tile(kernels, portable_kernel(kernels, x.dtype), packed, push.M, push.N);
     // Its epilogue stays in the push block: fixed per pipeline (as the cooperative-matrix
     // kernel's), the forced-portable H100 step went from 221 to 231 ms (bench/NOTES.md session 14).
-    const vk::Pipeline& pipe =
-        kernels.pipeline(tiled_portable_variant(base, tile, packed), 5, sizeof push, {run % 8 == 0 ? 1u : 0u});
+    // Its geometry is fixed as the other's (tiled_gemm_spec): 221 -> 214 ms (session 15).
     const uint32_t row_tiles = div_up(push.M, tile), col_tiles = div_up(push.N, tile);
-    record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles,
-                 split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K), x.dtype, shape);
+    const uint32_t splits = split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K);
+    const uint32_t k_chunk = splits_k(splits, row_tiles) ? split_k_chunk(push.K, splits) : 0;
+    const vk::Pipeline& pipe = kernels.pipeline(tiled_portable_variant(base, tile, packed), 5, sizeof push,
+                                                tiled_gemm_spec(kernels, push, p.conv, k_chunk));
+    record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles, splits, x.dtype, shape);
     return;
   }
 

@@ -66,6 +66,9 @@ Tuning Tuning::from_environment() {
   }
   t.gemm_split_k = flag("Z123_GEMM_SPLITK", true);
   t.gemm_cm2_tile_n = choice<uint32_t>("Z123_GEMM_CM2_TILE_N", {{"128", 128}, {"256", 256}}, 0);
+  using GF = GemmFixedGeometry;
+  t.gemm_fixed_geometry = choice<GF>(
+      "Z123_GEMM_FIXED_GEOMETRY", {{"all", GF::All}, {"taps", GF::Taps}, {"k", GF::K}, {"none", GF::None}}, GF::Taps);
 
   // The khrcm_cv_* ones are bench-only variants: choosing one in a build without them is refused
   // by Kernels, naming the build option.
