@@ -32,43 +32,6 @@ layout(push_constant) uniform Push {
   float scale_log2; // scale * log2(e): scores are kept in the log2 domain so exp2 does the softmax
 } pc;
 
-// The geometry may be fixed per pipeline: specialization constants 1-15 hold the push block's
-// fields up to `causal` in its order, each as value + 1 (0 reads the push block). Known at
-// compile time, the tile loops' bounds, the row addresses and the causal masks fold away
-// (Tuning::attn_fixed_geometry; mirrors attention_spec in engine/src/kernels/attention.cpp).
-// Constant 0 is the tiled variant's VEC4.
-layout(constant_id = 1) const uint SPEC_NQ = 0u;
-layout(constant_id = 2) const uint SPEC_NK = 0u;
-layout(constant_id = 3) const uint SPEC_NK2 = 0u;
-layout(constant_id = 4) const uint SPEC_HEADS = 0u;
-layout(constant_id = 5) const uint SPEC_Q_STRIDE = 0u;
-layout(constant_id = 6) const uint SPEC_Q_OFF = 0u;
-layout(constant_id = 7) const uint SPEC_K_STRIDE = 0u;
-layout(constant_id = 8) const uint SPEC_K_OFF = 0u;
-layout(constant_id = 9) const uint SPEC_V_STRIDE = 0u;
-layout(constant_id = 10) const uint SPEC_V_OFF = 0u;
-layout(constant_id = 11) const uint SPEC_K2_STRIDE = 0u;
-layout(constant_id = 12) const uint SPEC_K2_OFF = 0u;
-layout(constant_id = 13) const uint SPEC_V2_STRIDE = 0u;
-layout(constant_id = 14) const uint SPEC_V2_OFF = 0u;
-layout(constant_id = 15) const uint SPEC_CAUSAL = 0u;
-#define ATT_FIELD(c, v) ((c) != 0u ? (c) - 1u : (v))
-#define P_NQ ATT_FIELD(SPEC_NQ, pc.nq)
-#define P_NK ATT_FIELD(SPEC_NK, pc.nk)
-#define P_NK2 ATT_FIELD(SPEC_NK2, pc.nk2)
-#define P_HEADS ATT_FIELD(SPEC_HEADS, pc.heads)
-#define P_Q_STRIDE ATT_FIELD(SPEC_Q_STRIDE, pc.q_stride)
-#define P_Q_OFF ATT_FIELD(SPEC_Q_OFF, pc.q_off)
-#define P_K_STRIDE ATT_FIELD(SPEC_K_STRIDE, pc.k_stride)
-#define P_K_OFF ATT_FIELD(SPEC_K_OFF, pc.k_off)
-#define P_V_STRIDE ATT_FIELD(SPEC_V_STRIDE, pc.v_stride)
-#define P_V_OFF ATT_FIELD(SPEC_V_OFF, pc.v_off)
-#define P_K2_STRIDE ATT_FIELD(SPEC_K2_STRIDE, pc.k2_stride)
-#define P_K2_OFF ATT_FIELD(SPEC_K2_OFF, pc.k2_off)
-#define P_V2_STRIDE ATT_FIELD(SPEC_V2_STRIDE, pc.v2_stride)
-#define P_V2_OFF ATT_FIELD(SPEC_V2_OFF, pc.v2_off)
-#define P_CAUSAL ATT_FIELD(SPEC_CAUSAL, pc.causal)
-
 #define D HEAD_DIM
 
 #if defined(ATTN_NV_COOPMAT2)

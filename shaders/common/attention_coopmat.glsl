@@ -133,8 +133,8 @@ void prefetch_k(uint t0) {
   [[unroll]] for (uint p = 0; p < KV_PER_T; ++p) {
     uint idx = gl_LocalInvocationIndex + p * NT;
     uint j = t0 + idx / UR, u = idx % UR;
-    if (j < P_NK) kreg[p] = k8[((b * P_NK + j) * P_K_STRIDE + P_K_OFF + h * D) / 8 + u];
-    else if (j < nkt) kreg[p] = k28[((b * P_NK2 + j - P_NK) * P_K2_STRIDE + P_K2_OFF + h * D) / 8 + u];
+    if (j < pc.nk) kreg[p] = k8[((b * pc.nk + j) * pc.k_stride + pc.k_off + h * D) / 8 + u];
+    else if (j < nkt) kreg[p] = k28[((b * pc.nk2 + j - pc.nk) * pc.k2_stride + pc.k2_off + h * D) / 8 + u];
     else kreg[p] = uvec4(0);
   }
 }
@@ -142,8 +142,8 @@ void prefetch_v(uint t0) {
   [[unroll]] for (uint p = 0; p < KV_PER_T; ++p) {
     uint idx = gl_LocalInvocationIndex + p * NT;
     uint j = t0 + idx / UR, u = idx % UR;
-    if (j < P_NK) vreg[p] = v8[((b * P_NK + j) * P_V_STRIDE + P_V_OFF + h * D) / 8 + u];
-    else if (j < nkt) vreg[p] = v28[((b * P_NK2 + j - P_NK) * P_V2_STRIDE + P_V2_OFF + h * D) / 8 + u];
+    if (j < pc.nk) vreg[p] = v8[((b * pc.nk + j) * pc.v_stride + pc.v_off + h * D) / 8 + u];
+    else if (j < nkt) vreg[p] = v28[((b * pc.nk2 + j - pc.nk) * pc.v2_stride + pc.v2_off + h * D) / 8 + u];
     else vreg[p] = uvec4(0);
   }
 }
@@ -218,7 +218,7 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
   }
 
   const float c = pc.scale_log2;
-  const uint kend = P_CAUSAL != 0 ? min(nkt, q0 + QB) : nkt;
+  const uint kend = pc.causal != 0 ? min(nkt, q0 + QB) : nkt;
   prefetch_k(0);
   prefetch_v(0);
   barrier(); // every subgroup holds its Q fragments: the stages may be overwritten
@@ -246,14 +246,14 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
     }
 
     // Masks: keys past the end, and the causal diagonal where this tile crosses it.
-    if (t0 + ATTN_BK > nkt || (P_CAUSAL != 0 && t0 + ATTN_BK > qw + 1)) {
+    if (t0 + ATTN_BK > nkt || (pc.causal != 0 && t0 + ATTN_BK > qw + 1)) {
       CM_F32ACC where = element_index();
       [[unroll]] for (uint r = 0; r < ATTN_R; ++r)
         [[unroll]] for (uint n = 0; n < NB; ++n)
           [[unroll]] for (int i = 0; i < s[r][n].length(); ++i) {
             uint idx = uint(where[i]);
             uint j = t0 + n * CM_N + idx % CM_N, qi = qw + r * CM_M + idx / CM_N;
-            if (j >= nkt || (P_CAUSAL != 0 && j > qi)) s[r][n][i] = NEG_INF;
+            if (j >= nkt || (pc.causal != 0 && j > qi)) s[r][n][i] = NEG_INF;
           }
     }
 
@@ -379,24 +379,24 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
     }
   }
   sync_subgroup();
-  const uint out_row = P_HEADS * D / 8; // units per output row
+  const uint out_row = pc.heads * D / 8; // units per output row
   for (uint idx = lane; idx < RM * UR; idx += gl_SubgroupSize) {
     uint r = idx / UR, u = idx % UR, qi = qw + r;
-    if (qi < P_NQ) o8[(b * P_NQ + qi) * out_row + h * UR + u] = smem[ostage + r * LDK + u];
+    if (qi < pc.nq) o8[(b * pc.nq + qi) * out_row + h * UR + u] = smem[ostage + r * LDK + u];
   }
 }
 
 void main() {
   b = gl_WorkGroupID.z;
   h = gl_WorkGroupID.y;
-  nkt = P_NK + P_NK2;
+  nkt = pc.nk + pc.nk2;
   const uint warp = gl_SubgroupID, lane = gl_SubgroupInvocationID;
   const uint q0 = gl_WorkGroupID.x * QB;
 
   // Q tile -> shared (zeros past the last query); the element-index matrix -> IDX area.
   for (uint idx = gl_LocalInvocationIndex; idx < QB * UR; idx += NT) {
     uint r = idx / UR, u = idx % UR, qi = q0 + r;
-    smem[r * LDK + u] = qi < P_NQ ? q8[((b * P_NQ + qi) * P_Q_STRIDE + P_Q_OFF + h * D) / 8 + u] : uvec4(0);
+    smem[r * LDK + u] = qi < pc.nq ? q8[((b * pc.nq + qi) * pc.q_stride + pc.q_off + h * D) / 8 + u] : uvec4(0);
   }
   for (uint e = gl_LocalInvocationIndex; e < CM_M * SLD; e += NT) {
     uint r = e / SLD, u = e % SLD;

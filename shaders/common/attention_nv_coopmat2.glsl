@@ -78,27 +78,27 @@ void main() {
 
   // Each operand: rows of its own stride, this head's D columns at col_offset + h D.
   tensorLayoutNV<2, CLAMP> lq = createTensorLayoutNV(2, CLAMP);
-  lq = setTensorLayoutDimensionNV(lq, P_NQ, D);
-  lq = setTensorLayoutStrideNV(lq, P_Q_STRIDE, 1);
+  lq = setTensorLayoutDimensionNV(lq, pc.nq, D);
+  lq = setTensorLayoutStrideNV(lq, pc.q_stride, 1);
   tensorLayoutNV<2, CLAMP> lk = createTensorLayoutNV(2, CLAMP);
-  lk = setTensorLayoutDimensionNV(lk, P_NK, D);
-  lk = setTensorLayoutStrideNV(lk, P_K_STRIDE, 1);
+  lk = setTensorLayoutDimensionNV(lk, pc.nk, D);
+  lk = setTensorLayoutStrideNV(lk, pc.k_stride, 1);
   tensorLayoutNV<2, CLAMP> lv = createTensorLayoutNV(2, CLAMP);
-  lv = setTensorLayoutDimensionNV(lv, P_NK, D);
-  lv = setTensorLayoutStrideNV(lv, P_V_STRIDE, 1);
+  lv = setTensorLayoutDimensionNV(lv, pc.nk, D);
+  lv = setTensorLayoutStrideNV(lv, pc.v_stride, 1);
   tensorLayoutNV<2, CLAMP> lk2 = createTensorLayoutNV(2, CLAMP);
-  lk2 = setTensorLayoutDimensionNV(lk2, P_NK2, D);
-  lk2 = setTensorLayoutStrideNV(lk2, P_K2_STRIDE, 1);
+  lk2 = setTensorLayoutDimensionNV(lk2, pc.nk2, D);
+  lk2 = setTensorLayoutStrideNV(lk2, pc.k2_stride, 1);
   tensorLayoutNV<2, CLAMP> lv2 = createTensorLayoutNV(2, CLAMP);
-  lv2 = setTensorLayoutDimensionNV(lv2, P_NK2, D);
-  lv2 = setTensorLayoutStrideNV(lv2, P_V2_STRIDE, 1);
+  lv2 = setTensorLayoutDimensionNV(lv2, pc.nk2, D);
+  lv2 = setTensorLayoutStrideNV(lv2, pc.v2_stride, 1);
   tensorViewNV<2, false, 1, 0> transpose = createTensorViewNV(2, false, 1, 0);
 
-  const uint q_base = b * P_NQ * P_Q_STRIDE + P_Q_OFF + h * D;
-  const uint k_base = b * P_NK * P_K_STRIDE + P_K_OFF + h * D;
-  const uint v_base = b * P_NK * P_V_STRIDE + P_V_OFF + h * D;
-  const uint k2_base = b * P_NK2 * P_K2_STRIDE + P_K2_OFF + h * D;
-  const uint v2_base = b * P_NK2 * P_V2_STRIDE + P_V2_OFF + h * D;
+  const uint q_base = b * pc.nq * pc.q_stride + pc.q_off + h * D;
+  const uint k_base = b * pc.nk * pc.k_stride + pc.k_off + h * D;
+  const uint v_base = b * pc.nk * pc.v_stride + pc.v_off + h * D;
+  const uint k2_base = b * pc.nk2 * pc.k2_stride + pc.k2_off + h * D;
+  const uint v2_base = b * pc.nk2 * pc.v2_stride + pc.v2_off + h * D;
 
   Q_MAT qm;
   coopMatLoadTensorNV(qm, qb, q_base, sliceTensorLayoutNV(lq, q0, BR, 0, D));
@@ -106,19 +106,19 @@ void main() {
   O_MAT o = O_MAT(0.0);
   S_MAT m = S_MAT(M_INIT), l = S_MAT(0.0);
 
-  const uint tiles1 = (P_NK + BC - 1) / BC, tiles = tiles1 + (P_NK2 + BC - 1) / BC;
+  const uint tiles1 = (pc.nk + BC - 1) / BC, tiles = tiles1 + (pc.nk2 + BC - 1) / BC;
   for (uint t = 0; t < tiles; ++t) {
     KT_MAT kt;
     V_MAT vm;
     uint valid; // keys of this tile inside its source
     if (t < tiles1) {
       uint j0 = t * BC;
-      valid = min(BC, P_NK - j0);
+      valid = min(BC, pc.nk - j0);
       coopMatLoadTensorNV(kt, kb, k_base, sliceTensorLayoutNV(lk, j0, BC, 0, D), transpose);
       coopMatLoadTensorNV(vm, vb, v_base, sliceTensorLayoutNV(lv, j0, BC, 0, D));
     } else {
       uint j0 = (t - tiles1) * BC;
-      valid = min(BC, P_NK2 - j0);
+      valid = min(BC, pc.nk2 - j0);
       coopMatLoadTensorNV(kt, k2b, k2_base, sliceTensorLayoutNV(lk2, j0, BC, 0, D), transpose);
       coopMatLoadTensorNV(vm, v2b, v2_base, sliceTensorLayoutNV(lv2, j0, BC, 0, D));
     }
@@ -162,7 +162,7 @@ void main() {
 #endif
   OH_MAT oh = OH_MAT(o);
   tensorLayoutNV<2, CLAMP> lo = createTensorLayoutNV(2, CLAMP);
-  lo = setTensorLayoutDimensionNV(lo, P_NQ, D);
-  lo = setTensorLayoutStrideNV(lo, P_HEADS * D, 1);
-  coopMatStoreTensorNV(oh, ob, (b * P_NQ * P_HEADS + h) * D, sliceTensorLayoutNV(lo, q0, BR, 0, D));
+  lo = setTensorLayoutDimensionNV(lo, pc.nq, D);
+  lo = setTensorLayoutStrideNV(lo, pc.heads * D, 1);
+  coopMatStoreTensorNV(oh, ob, (b * pc.nq * pc.heads + h) * D, sliceTensorLayoutNV(lo, q0, BR, 0, D));
 }

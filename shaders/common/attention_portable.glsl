@@ -38,14 +38,14 @@ void load_kv_tile(uint b, uint h, uint t0, uint nkt) {
     uint jj = idx / DV4, c = (idx % DV4) * 4 + h * D;
     uint j = t0 + jj;
     vec4 kv = vec4(0), vv = vec4(0);
-    if (j < P_NK) {
-      uint row = b * P_NK + j;
-      kv = LOAD4S(k_buf, row * P_K_STRIDE + P_K_OFF + c);
-      vv = LOAD4S(v_buf, row * P_V_STRIDE + P_V_OFF + c);
+    if (j < pc.nk) {
+      uint row = b * pc.nk + j;
+      kv = LOAD4S(k_buf, row * pc.k_stride + pc.k_off + c);
+      vv = LOAD4S(v_buf, row * pc.v_stride + pc.v_off + c);
     } else if (j < nkt) {
-      uint row = b * P_NK2 + (j - P_NK);
-      kv = LOAD4S(k2_buf, row * P_K2_STRIDE + P_K2_OFF + c);
-      vv = LOAD4S(v2_buf, row * P_V2_STRIDE + P_V2_OFF + c);
+      uint row = b * pc.nk2 + (j - pc.nk);
+      kv = LOAD4S(k2_buf, row * pc.k2_stride + pc.k2_off + c);
+      vv = LOAD4S(v2_buf, row * pc.v2_stride + pc.v2_off + c);
     }
     k_sh[idx] = kv;
     v_sh[idx] = vv;
@@ -55,7 +55,7 @@ void load_kv_tile(uint b, uint h, uint t0, uint nkt) {
 // Score of tile key jj (joined-sequence index j) for query qi: the sum of its DSPLIT partials,
 // or MASKED past the end / above the causal diagonal.
 float score(uint jj, uint j, uint qi, uint qlocal, uint nkt) {
-  if (j >= nkt || (P_CAUSAL != 0 && j > qi)) return MASKED;
+  if (j >= nkt || (pc.causal != 0 && j > qi)) return MASKED;
   float sum = 0.0;
   [[unroll]] for (uint p = 0; p < ATTN_DSPLIT; ++p) sum += s_sh[jj * WG + qlocal * ATTN_DSPLIT + p];
   return sum;
@@ -67,14 +67,14 @@ void main() {
   const uint qlocal = tid / ATTN_DSPLIT, part = tid % ATTN_DSPLIT;
   const uint q0 = gl_WorkGroupID.x * ATTN_QB;
   const uint qi = q0 + qlocal;
-  const bool q_valid = qi < P_NQ;
-  const uint nkt = P_NK + P_NK2;
+  const bool q_valid = qi < pc.nq;
+  const uint nkt = pc.nk + pc.nk2;
 
   // The query slice, pre-multiplied by scale*log2(e) so scores come out in the exp2 domain.
   vec4 q[NV4];
   [[unroll]] for (uint k = 0; k < NV4; ++k) {
     uint c = (k * ATTN_DSPLIT + part) * 4;
-    q[k] = q_valid ? LOAD4S(q_buf, (b * P_NQ + qi) * P_Q_STRIDE + P_Q_OFF + h * D + c) * pc.scale_log2 : vec4(0);
+    q[k] = q_valid ? LOAD4S(q_buf, (b * pc.nq + qi) * pc.q_stride + pc.q_off + h * D + c) * pc.scale_log2 : vec4(0);
   }
 
   vec4 acc[NV4];
@@ -82,7 +82,7 @@ void main() {
   float m = M_INIT, l = 0.0;
 
   // With the causal mask no query of this block sees keys past its last query.
-  const uint kend = P_CAUSAL != 0 ? min(nkt, q0 + ATTN_QB) : nkt;
+  const uint kend = pc.causal != 0 ? min(nkt, q0 + ATTN_QB) : nkt;
   for (uint t0 = 0; t0 < kend; t0 += ATTN_BK) {
     barrier(); // the previous tile (and s_sh) is no longer read
     load_kv_tile(b, h, t0, nkt);
@@ -115,7 +115,7 @@ void main() {
   if (!q_valid) return;
   // l >= 1: the row maximum contributes exp2(0).
   const float inv_l = 1.0 / l;
-  const uint obase = (b * P_NQ + qi) * (P_HEADS * D) + h * D;
+  const uint obase = (b * pc.nq + qi) * (pc.heads * D) + h * D;
   [[unroll]] for (uint k = 0; k < NV4; ++k) {
     uint c = obase + (k * ATTN_DSPLIT + part) * 4;
     vec4 o = acc[k] * inv_l;

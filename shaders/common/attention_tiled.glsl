@@ -134,14 +134,14 @@ vec4 red_get(uint at) { return p_sh[at]; }
 // Key j of the joined sequence [K; K2] (or V), 4 elements from column c of head h; zero past the end.
 PAIRS load_key(bool value, uint b, uint h, uint j, uint c, uint nkt) {
   c += h * D;
-  if (j < P_NK) {
-    uint row = b * P_NK + j;
-    return value ? LOADP(v, row * P_V_STRIDE + P_V_OFF + c) : LOADP(k, row * P_K_STRIDE + P_K_OFF + c);
+  if (j < pc.nk) {
+    uint row = b * pc.nk + j;
+    return value ? LOADP(v, row * pc.v_stride + pc.v_off + c) : LOADP(k, row * pc.k_stride + pc.k_off + c);
   }
   if (j < nkt) {
-    uint row = b * P_NK2 + (j - P_NK);
-    return value ? LOADP(v2, row * P_V2_STRIDE + P_V2_OFF + c)
-                 : LOADP(k2, row * P_K2_STRIDE + P_K2_OFF + c);
+    uint row = b * pc.nk2 + (j - pc.nk);
+    return value ? LOADP(v2, row * pc.v2_stride + pc.v2_off + c)
+                 : LOADP(k2, row * pc.k2_stride + pc.k2_off + c);
   }
   return PAIRS(0);
 }
@@ -186,15 +186,15 @@ void main() {
   const uint rg = tid / TC, cg = tid % TC;
   const uint q0 = gl_WorkGroupID.x * QB;
   const uint r0 = rg * RO; // this invocation's first row in the block
-  const uint nkt = P_NK + P_NK2;
+  const uint nkt = pc.nk + pc.nk2;
   const float c2 = pc.scale_log2;
-  const uint kend = P_CAUSAL != 0 ? min(nkt, q0 + QB) : nkt;
+  const uint kend = pc.causal != 0 ? min(nkt, q0 + QB) : nkt;
   prefetch_tile(0, b, h, nkt);
 
   // Q, consecutive invocations on consecutive queries (distinct banks in the stores).
   for (uint idx = gl_LocalInvocationIndex; idx < QB * (D / 4); idx += NT) {
     uint r = idx % QB, c = idx / QB, qi = q0 + r;
-    PAIRS x = qi < P_NQ ? LOADP(q, (b * P_NQ + qi) * P_Q_STRIDE + P_Q_OFF + h * D + c * 4) : PAIRS(0);
+    PAIRS x = qi < pc.nq ? LOADP(q, (b * pc.nq + qi) * pc.q_stride + pc.q_off + h * D + c * 4) : PAIRS(0);
     vec4 xf = vec4(PAIR(x, 0), PAIR(x, 1));
     [[unroll]] for (uint e = 0; e < 4; ++e) q_sh[((4 * c + e) * QB + r) / 4][r % 4] = xf[e];
   }
@@ -236,7 +236,7 @@ void main() {
     [[unroll]] for (uint k = 0; k < KS; ++k) {
       uint j = t0 + cg * KS + k;
       [[unroll]] for (uint r = 0; r < RO; ++r)
-        if (j >= nkt || (P_CAUSAL != 0 && j > q0 + r0 + r)) s[r][k] = MASKED;
+        if (j >= nkt || (pc.causal != 0 && j > q0 + r0 + r)) s[r][k] = MASKED;
     }
 
     // This invocation's row maxima, then the row group's: through shuffles (sg_rows), or through
@@ -345,9 +345,9 @@ void main() {
     for (uint c = 0; c < TC; ++c) sum += red_get(RED_AT(c, r0) + r4);
     [[unroll]] for (uint e = 0; e < 4; ++e) {
       uint qi = q0 + r0 + r4 * 4 + e;
-      if (qi >= P_NQ) continue;
+      if (qi >= pc.nq) continue;
       vec4 y = o[r4 * 4 + e] / sum[e]; // sum >= 1: the row max contributes exp2(0)
-      uint base = (b * P_NQ + qi) * (P_HEADS * D) + h * D + cg * 4;
+      uint base = (b * pc.nq + qi) * (pc.heads * D) + h * D + cg * 4;
       o_buf[base] = STORE(y.x);
       o_buf[base + 1] = STORE(y.y);
       o_buf[base + 2] = STORE(y.z);

@@ -635,37 +635,6 @@ TEST_F(AttentionKhrCoopMat, EveryVariant) {
   }
 }
 
-// Every Z123_ATTN_FIXED_GEOMETRY mode (the push block's fields fixed per pipeline, only `causal`,
-// none), on the portable path for both dtypes and on the KHR one where the device has it: a
-// second key/value source, fused windows at an odd offset, causal, partial tiles.
-TEST_F(Attention, EveryFixedGeometry) {
-  using AF = Tuning::AttnFixedGeometry;
-  const std::pair<AF, const char*> modes[] = {{AF::All, "all"}, {AF::Causal, "causal"}, {AF::None, "none"}};
-  Case two;
-  two.nk2 = 19;
-  Case fused;
-  fused.nq = fused.nk = 45;
-  fused.nk2 = 21;
-  fused.fused = true;
-  fused.lead = 3;
-  Case causal;
-  causal.heads = 2;
-  causal.nq = causal.nk = 77;
-  causal.causal = true;
-  const bool khr = kernels::Kernels(device()).path_available(Path::KhrCoopMat);
-  for (const auto& [mode, name] : modes) {
-    SCOPED_TRACE(std::string("Z123_ATTN_FIXED_GEOMETRY=") + name);
-    tuning_.attn_fixed_geometry = mode;
-    for (const Case& c : {two, fused, causal})
-      for (DType dt : kDtypes) check(with(c, dt));
-    if (khr)
-      for (Case c : coopmat_cases()) {
-        c.path = Path::KhrCoopMat;
-        check(c);
-      }
-  }
-}
-
 // ---- NV cooperative matrix 2 path (fp16, workgroup-scope matrices): skipped where unavailable ----
 
 class AttentionCoopMat2 : public Attention {

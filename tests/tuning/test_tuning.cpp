@@ -42,7 +42,7 @@ TEST(Tuning, ReadsEveryKnob) {
       j("Z123_ATTN_CM2_ROWS", "128"), k("Z123_ATTN_COOPMAT_GENERIC", "1"), l("Z123_GN_DIRECT_MAX", "4096"),
       m("Z123_GN_TILES", "64"), n("Z123_GN_THREADS", "512"), o("Z123_GN_RESIDENT", "1"),
       p("Z123_NO_PIPELINE_CACHE", "1"), q("Z123_PIPELINE_REPORT_DIR", "/tmp/reports"),
-      r("Z123_ATTN_TILED_INVOCATIONS", "128"), s("Z123_GEMM_FIXED_GEOMETRY", "k"), u("Z123_ATTN_FIXED_GEOMETRY", "causal");
+      r("Z123_ATTN_TILED_INVOCATIONS", "128"), s("Z123_GEMM_FIXED_GEOMETRY", "k");
   const Tuning t = Tuning::from_environment();
   EXPECT_TRUE(t.force_portable);
   EXPECT_EQ(t.matmul_path, kernels::Path::NvCoopMat2);
@@ -56,7 +56,6 @@ TEST(Tuning, ReadsEveryKnob) {
   EXPECT_EQ(t.gemm_fixed_geometry, Tuning::GemmFixedGeometry::K);
   EXPECT_EQ(t.attn_variant, "khrcm_cv");
   EXPECT_EQ(t.attn_cm2_rows, 128u);
-  EXPECT_EQ(t.attn_fixed_geometry, Tuning::AttnFixedGeometry::Causal);
   EXPECT_TRUE(t.attn_coopmat_generic);
   EXPECT_EQ(t.attn_tiled_invocations, 128u);
   EXPECT_EQ(t.gn_direct_max, 4096);
@@ -90,7 +89,6 @@ TEST(Tuning, RefusesBadValuesNamingTheVariableAndTheValues) {
   expect_refused("Z123_GEMM_FIXED_GEOMETRY", "hw", {"all|taps|k|none"});
   expect_refused("Z123_ATTN_VARIANT", "nvcm", {"khrcm|khrcm_cv"});
   expect_refused("Z123_ATTN_CM2_ROWS", "32", {"64|128"});
-  expect_refused("Z123_ATTN_FIXED_GEOMETRY", "k", {"all|causal|none"});
   expect_refused("Z123_ATTN_TILED_INVOCATIONS", "64", {"128|256"});
   expect_refused("Z123_GN_DIRECT_MAX", "0", {"whole number from 1"});
   expect_refused("Z123_GN_TILES", "12x", {"whole number from 1"});

@@ -48,11 +48,6 @@ struct Tuning {
 
   // Z123_ATTN_VARIANT=khrcm|khrcm_cv: that KHR attention variant; empty: chosen per device.
   std::string attn_variant;
-  // Z123_ATTN_FIXED_GEOMETRY=all|causal|none: what the attention's pipelines fix as
-  // specialization constants: every field of its push block but the scale (all), only whether
-  // it is causal (causal), or nothing (none).
-  enum class AttnFixedGeometry { All, Causal, None };
-  AttnFixedGeometry attn_fixed_geometry = AttnFixedGeometry::All;
   // Z123_ATTN_CM2_ROWS=64|128: query rows per workgroup of the NV coopmat2 attention.
   uint32_t attn_cm2_rows = 64;
   // Z123_ATTN_COOPMAT_GENERIC=1: the coopmat attention's shared-memory row reductions.

@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstddef>
-#include <cstring>
 #include <limits>
 #include <string>
 
@@ -74,25 +72,6 @@ Operand resolve(const char* what, const AttnOperand& a, int64_t batch, int64_t w
 
 bool coopmat_aligned(const Operand& o) { return o.stride % 8 == 0 && o.offset % 8 == 0; }
 
-// The attention pipeline's specialization constants: 0 the tiled variant's VEC4 (16-byte loads;
-// the other variants have no constant 0), then 1-15 the push block's fields up to `causal`, each
-// as value + 1, or 0 where the field stays in the push block (shaders/attention.comp).
-// Tuning::attn_fixed_geometry chooses: all of them, only `causal`, or none.
-std::vector<uint32_t> attention_spec(const Kernels& kernels, const Push& push, bool vec4) {
-  using AF = Tuning::AttnFixedGeometry;
-  const AF fixed = kernels.tuning().attn_fixed_geometry;
-  constexpr size_t kFields = 15; // nq .. causal
-  uint32_t fields[kFields];
-  static_assert(offsetof(Push, causal) == (kFields - 1) * sizeof(uint32_t));
-  std::memcpy(fields, &push, sizeof fields);
-  std::vector<uint32_t> spec{vec4 ? 1u : 0u};
-  for (size_t i = 0; i < kFields; ++i) {
-    const bool fix = fixed == AF::All || (fixed == AF::Causal && i == kFields - 1);
-    spec.push_back(fix ? fields[i] + 1 : 0u);
-  }
-  return spec;
-}
-
 } // namespace
 
 bool attention_supports_head_dim(int64_t head_dim) {
@@ -155,7 +134,8 @@ void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, AttnOpera
   auto by4 = [](const Operand& o) { return o.stride % 4 == 0 && o.offset % 4 == 0; };
   const bool vec4 = by4(q) && by4(k) && by4(v) && (!second || (by4(k2) && by4(v2)));
   const vk::Pipeline& pipe = kernels.pipeline(
-      kernel.shader, 6, sizeof(Push), attention_spec(kernels, push, kernel.takes_vec4 && vec4), kernel.subgroup);
+      kernel.shader, 6, sizeof(Push),
+      kernel.takes_vec4 ? std::vector<uint32_t>{vec4 ? 1u : 0u} : std::vector<uint32_t>{}, kernel.subgroup);
   rec.dispatch(pipe,
                {vk::in(q.t->buf()), vk::in(k.t->buf()), vk::in(v.t->buf()), vk::in(k2.t->buf()), vk::in(v2.t->buf()),
                 vk::out(out.buf())},

@@ -75,9 +75,6 @@ Tuning Tuning::from_environment() {
   std::vector<std::pair<std::string, std::string>> attn_values;
   for (const std::string& v : kernels::khr_attention_knob_values()) attn_values.emplace_back(v, v);
   t.attn_variant = choice<std::string>("Z123_ATTN_VARIANT", attn_values, "");
-  using AF = AttnFixedGeometry;
-  t.attn_fixed_geometry =
-      choice<AF>("Z123_ATTN_FIXED_GEOMETRY", {{"all", AF::All}, {"causal", AF::Causal}, {"none", AF::None}}, AF::All);
   t.attn_cm2_rows = choice<uint32_t>("Z123_ATTN_CM2_ROWS", {{"64", 64}, {"128", 128}}, 64);
   t.attn_coopmat_generic = flag("Z123_ATTN_COOPMAT_GENERIC");
   t.attn_tiled_invocations = choice<uint32_t>("Z123_ATTN_TILED_INVOCATIONS", {{"128", 128}, {"256", 256}}, 0);
