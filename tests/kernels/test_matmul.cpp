@@ -329,6 +329,20 @@ TEST_P(Linear, RowTilesSpillIntoGridZ) {
   check({1250}, 24, 20, true, false, Epilogue::None);
 }
 
+// The split-K count by waves over the SMs (one default workgroup per SM), on the UNet's split
+// shapes on an H100 (132 SMs; bench/NOTES.md session 15) and the count rule's choices there:
+// whole waves, fewer ranges on ties, the rule itself where the SM count is unknown.
+TEST(GemmTiles, SplitKFillsWholeWaves) {
+  using kernels::detail::choose_split_k_by_waves;
+  EXPECT_EQ(choose_split_k_by_waves(40, 11520, 7, 132), 3u);   // 512 x 1280: 280 groups in 3 waves -> 120 in 1
+  EXPECT_EQ(choose_split_k_by_waves(30, 11520, 9, 132), 4u);   // 300 x 1280: 270 in 3 -> 120 in 1
+  EXPECT_EQ(choose_split_k_by_waves(10, 11520, 15, 132), 13u); // 128 x 1280: 150 in 2 -> 130 in 1
+  EXPECT_EQ(choose_split_k_by_waves(10, 23040, 16, 132), 13u); // 160 in 2 -> 130 in 1
+  EXPECT_EQ(choose_split_k_by_waves(10, 11520, 15, 0), 15u);   // SM count unknown: the rule
+  EXPECT_EQ(choose_split_k_by_waves(40, 11520, 1, 132), 1u);   // the rule does not split: neither
+  EXPECT_EQ(choose_split_k_by_waves(10, 600, 2, 132), 2u);     // K allows two ranges only
+}
+
 // The KHR tile choice by waves over the SMs, on the shapes it was measured on (an H100, 132 SMs,
 // bench/NOTES.md session 5): small tiles where they save waves, not where the default already
 // fills its waves or M is short; 64 x 128 always at N <= 128; 128 x 64 at the level-0 N = 320;

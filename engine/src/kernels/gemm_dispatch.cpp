@@ -1,6 +1,7 @@
 #include "kernels/gemm_dispatch.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,15 @@ uint32_t split_k_count(const Kernels& kernels, uint64_t tiles, uint32_t K) {
   if (tiles >= kSplitKShortMaxTiles && K < kSplitKShortK) return 1;
   uint64_t want = (kSplitKTargetGroups + tiles - 1) / tiles;
   return static_cast<uint32_t>(std::max<uint64_t>(1, std::min<uint64_t>({want, K / kSplitKMinChunk, kSplitKMax})));
+}
+
+// The count the coopmat kernel runs: split_k_count's, moved to whole waves where the device
+// tells its SM count and the tiles are the default ones (one workgroup per SM on an H100; the
+// narrow and small tilings fit several, and are not split this way).
+uint32_t coopmat_split_k_count(const Kernels& kernels, uint64_t tiles, uint32_t K, bool default_tiles) {
+  const uint32_t rule = split_k_count(kernels, tiles, K);
+  if (rule == 1 || !default_tiles) return rule;
+  return choose_split_k_by_waves(tiles, K, rule, kernels.device().info().compute_units);
 }
 
 // The second dispatch of a split-K GEMM: sums the partial sums in `partial` into the output of
@@ -261,6 +271,32 @@ std::vector<uint32_t> tiled_portable_tiles() { return {kTiledTile, kTiledSmallTi
 
 void set_max_grid_rows_for_testing(uint32_t groups) { g_max_groups = groups ? groups : kMaxGroups; }
 void force_portable_split_k_for_testing(uint32_t splits) { g_portable_splits = splits; }
+
+// split_k_count aims at ~256 workgroups (two per SM), blind to the SM count: on an H100 (132 SMs,
+// one default workgroup each) 40 tiles split 7 ways took 3 waves, the last 12% full, and 10 tiles
+// split 15 ways 2 waves for the work of 1.14 (bench/NOTES.md session 15). The cost of s ranges, in
+// K positions of one workgroup's products: the waves of its `used` ranges (those K's 64-aligned
+// chunks really make) times each one's chunk plus its fp32 partial tile (64 KiB written, about
+// the time of kSplitKTileCost positions of products at the ~1.4 TFLOP/s per SM measured), plus the
+// reduce's reading of those tiles spread over the SMs; within the bounds split_k_count respects
+// (kSplitKMinChunk of K per range, kSplitKMax ranges).
+constexpr double kSplitKTileCost = 128;
+uint32_t choose_split_k_by_waves(uint64_t tiles, uint32_t K, uint32_t rule, uint32_t sms) {
+  if (sms == 0 || rule <= 1 || tiles == 0) return rule;
+  const uint32_t most = std::max<uint32_t>(2, std::min<uint32_t>(kSplitKMax, K / kSplitKMinChunk));
+  uint32_t best = rule;
+  double best_cost = 1e300;
+  for (uint32_t s = 2; s <= most; ++s) {
+    const uint32_t chunk = split_k_chunk(K, s), used = div_up(K, chunk);
+    const double groups_per_sm = static_cast<double>(tiles * used) / sms;
+    const double cost = std::ceil(groups_per_sm) * (chunk + kSplitKTileCost) + groups_per_sm * kSplitKTileCost;
+    if (cost < best_cost) {
+      best_cost = cost;
+      best = s;
+    }
+  }
+  return best;
+}
 
 KhrTiling choose_khr_tiling(uint32_t M, uint32_t N, bool conv, uint32_t sms) {
   if (sms == 0 || M < kSmallTileMinM) return KhrTiling::Default;
@@ -469,7 +505,8 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
       tile = kKhrWide;
     if (tilings && !narrow) tile = khr_tile_override(kernels, tile);
     const uint32_t row_tiles = div_up(push.M, tile.m), col_tiles = div_up(push.N, tile.n);
-    const uint32_t splits = split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K);
+    const bool default_tiles = tile.m == kCoopTileM && tile.n == kCoopTileN;
+    const uint32_t splits = coopmat_split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K, default_tiles);
     const uint32_t k_chunk = splits_k(splits, row_tiles) ? split_k_chunk(push.K, splits) : 0;
     const vk::Pipeline& pipe =
         kernels.pipeline(composed_variant(base + cm.api + tile.suffix + cm.shape, x.dtype), 5, sizeof push,
