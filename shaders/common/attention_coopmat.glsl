@@ -301,20 +301,11 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
         lsum[r][i] *= arow[i];
         [[unroll]] for (uint dn = 0; dn < ND; ++dn) o[r][dn][i] *= arow[i];
       }
-      // The exponentials in fp16 pairs: P is fp16 for P·V anyway (exact back and forth through
-      // fp32 here), and the row sums add exactly the P that multiplies V. Two per special-function
-      // instruction where the GPU has them: an H100 spends about as long on one fp32 exp2 per
-      // score as on the tensor-core products.
       [[unroll]] for (uint n = 0; n < NB; ++n) {
-        [[unroll]] for (int i = 0; i < lsum[r].length(); i += 2) {
-          const int j = min(i + 1, lsum[r].length() - 1); // an odd length repeats its last element
-          vec2 p = vec2(exp2(f16vec2(fma(s[r][n][i], c, -mrow[i]), fma(s[r][n][j], c, -mrow[j]))));
-          s[r][n][i] = p.x;
-          lsum[r][i] += p.x;
-          if (j != i) {
-            s[r][n][j] = p.y;
-            lsum[r][j] += p.y;
-          }
+        [[unroll]] for (int i = 0; i < lsum[r].length(); ++i) {
+          float p = exp2(fma(s[r][n][i], c, -mrow[i]));
+          s[r][n][i] = p;
+          lsum[r][i] += p;
         }
         pf[r][n] = CM_F16ACC(s[r][n]);
       }
