@@ -387,6 +387,9 @@ uint32_t epilogue_spec(const GemmPush& push, bool split) {
   return push.flags | (split ? kEpiSplitK : 0) | (push.N % 8 == 0 ? kEpiN8 : 0);
 }
 
+// The contiguous run along K that a vector load may cover: all of K, or one tap's Cin for a conv.
+uint32_t contiguous_k_run(const GemmPush& push, bool conv) { return conv ? push.Cin : push.K; }
+
 // The specialization constants of the tiled GEMM kernels (gemm_coopmat.comp, gemm_tiled.comp):
 // VEC8 (16-byte loads along the contiguous run of K), the cooperative-matrix kernel's EPI (the
 // tiled portable kernel has no constant 1 and ignores it), then the geometry that
@@ -400,8 +403,7 @@ uint32_t epilogue_spec(const GemmPush& push, bool split) {
 std::vector<uint32_t> tiled_gemm_spec(const Kernels& kernels, const GemmPush& push, bool conv, uint32_t k_chunk) {
   using GF = Tuning::GemmFixedGeometry;
   const GF fixed = kernels.tuning().gemm_fixed_geometry;
-  const uint32_t run = conv ? push.Cin : push.K;
-  std::vector<uint32_t> spec{run % 8 == 0 ? 1u : 0u, epilogue_spec(push, k_chunk != 0)};
+  std::vector<uint32_t> spec{contiguous_k_run(push, conv) % 8 == 0 ? 1u : 0u, epilogue_spec(push, k_chunk != 0)};
   const bool k = fixed != GF::None, taps = conv && (fixed == GF::All || fixed == GF::Taps),
              hw = conv && fixed == GF::All;
   for (uint32_t v : {k ? push.K : 0u, k ? k_chunk : 0u, taps ? push.Cin : 0u, taps ? push.KW : 0u, hw ? push.H : 0u,
@@ -430,8 +432,7 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   if (push.M == 0 || push.N == 0) return;
   push.flags =
       (p.bias ? kFlagBias : 0) | (p.residual ? kFlagResidual : 0) | (static_cast<uint32_t>(p.act) << kActShift);
-  // Contiguous run along K that a vector load may cover: all of K, or one tap's Cin for conv.
-  uint32_t run = p.conv ? push.Cin : push.K;
+  const uint32_t run = contiguous_k_run(push, p.conv);
 
   std::vector<vk::Binding> bindings{vk::in(x.buf()), vk::in(w.buf()), vk::in(p.bias ? p.bias->buf() : x.buf()),
                                     vk::in(p.residual ? p.residual->buf() : x.buf()), vk::out(y.buf())};
