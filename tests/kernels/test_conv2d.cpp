@@ -70,6 +70,16 @@ protected:
     }
     EXPECT_TRUE(test::gemm_close(download(device(), y), ref, dt, fp16_sums ? &abs_products : nullptr));
   }
+  // What the shared tile loader (common/gemm_tile_loader.glsl) walks: 3x3 with padding over
+  // several row tiles, Cin % 8 != 0 (gathers that span taps), stride 2, nearest upsampling, and
+  // few tiles with a long K (split K).
+  void check_tile_loader_cases() {
+    check({1, 20, 24, 40, 136, 3, 3}, kernels::conv_pad(1), true, true, Epilogue::None);
+    check({1, 11, 11, 3, 40, 3, 3}, kernels::conv_pad(1), true, false, Epilogue::Silu);
+    check({2, 9, 7, 16, 48, 3, 3}, kernels::conv_pad(1, 2), true, false, Epilogue::Gelu);
+    check({1, 5, 6, 8, 40, 3, 3}, pads(1, 1, 1, 1, 1, 2), true, false, Epilogue::None);
+    check({2, 6, 5, 96, 200, 3, 3}, kernels::conv_pad(1), true, true, Epilogue::Silu);
+  }
 };
 
 } // namespace
@@ -130,28 +140,15 @@ TEST_P(Conv2d, PortableSplitKCutsTaps) {
   check({2, 6, 5, 96, 20, 3, 3}, kernels::conv_pad(1), true, true, Epilogue::Silu);
   kernels::detail::force_portable_split_k_for_testing(0);
 }
-// The tiled portable kernel (forced as Linear.TiledPortableKernel): 3x3 with padding over several
-// row tiles, Cin % 8 != 0 (gathers that span taps), stride 2, nearest upsampling, split K.
+// The tiled portable kernel (forced as Linear.TiledPortableKernel) on the tile loader's cases.
 TEST_P(Conv2d, TiledPortableKernel) {
-  for_each_tiled_portable_config([&] {
-    check({1, 20, 24, 40, 136, 3, 3}, kernels::conv_pad(1), true, true, Epilogue::None);
-    check({1, 11, 11, 3, 40, 3, 3}, kernels::conv_pad(1), true, false, Epilogue::Silu);
-    check({2, 9, 7, 16, 48, 3, 3}, kernels::conv_pad(1, 2), true, false, Epilogue::Gelu);
-    check({1, 5, 6, 8, 40, 3, 3}, pads(1, 1, 1, 1, 1, 2), true, false, Epilogue::None);
-    check({2, 6, 5, 96, 200, 3, 3}, kernels::conv_pad(1), true, true, Epilogue::Silu);
-  });
+  for_each_tiled_portable_config([&] { check_tile_loader_cases(); });
 }
-// Every Z123_GEMM_FIXED_GEOMETRY mode (for_each_fixed_geometry): 16-byte loads over several row
-// tiles with padding (the tap masks), Cin % 8 != 0 (gathers), stride 2, nearest upsampling, a
-// 1x1, and few tiles with a long K (split K).
+// Every Z123_GEMM_FIXED_GEOMETRY mode (for_each_fixed_geometry): the tile loader's cases, and a 1x1.
 TEST_P(Conv2d, EveryFixedGeometry) {
   for_each_fixed_geometry([&] {
-    check({1, 20, 24, 40, 136, 3, 3}, kernels::conv_pad(1), true, true, Epilogue::None);
-    check({1, 11, 11, 3, 40, 3, 3}, kernels::conv_pad(1), true, false, Epilogue::Silu);
-    check({2, 9, 7, 16, 48, 3, 3}, kernels::conv_pad(1, 2), true, false, Epilogue::Gelu);
-    check({1, 5, 6, 8, 40, 3, 3}, pads(1, 1, 1, 1, 1, 2), true, false, Epilogue::None);
+    check_tile_loader_cases();
     check({1, 7, 9, 24, 40, 1, 1}, kernels::conv_pad(0), true, true, Epilogue::None);
-    check({2, 6, 5, 96, 200, 3, 3}, kernels::conv_pad(1), true, true, Epilogue::Silu);
   });
 }
 TEST_P(Conv2d, Stride2WideTilesGelu) {

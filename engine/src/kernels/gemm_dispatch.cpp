@@ -391,8 +391,9 @@ uint32_t epilogue_spec(const GemmPush& push, bool split) {
 uint32_t contiguous_k_run(const GemmPush& push, bool conv) { return conv ? push.Cin : push.K; }
 
 // The specialization constants of the tiled GEMM kernels (gemm_coopmat.comp, gemm_tiled.comp):
-// VEC8 (16-byte loads along the contiguous run of K), the cooperative-matrix kernel's EPI (the
-// tiled portable kernel has no constant 1 and ignores it), then the geometry that
+// VEC8 (16-byte loads along the contiguous run of K), the cooperative-matrix kernel's EPI where
+// `epilogue_constant` (the tiled portable kernel has no constant 1: 0 there, so that its GEMMs of
+// different epilogues share one pipeline), then the geometry that
 // common/gemm_io.glsl's GEMM_GEOM_SPEC may fix per pipeline: K, the split-K range (k_chunk:
 // what record_tiles will put in the push block, 0 unsplit), and for convolutions Cin, KW, H, W
 // and the upsampling factor. A 0 leaves a field to the push block; which fields are fixed is
@@ -400,10 +401,12 @@ uint32_t contiguous_k_run(const GemmPush& push, bool conv) { return conv ? push.
 // the conv input's height and width (taps, the default) as fast as all of them, with 149
 // pipelines for the model on the KHR path instead of 174 (58 with none fixed); K alone gave a
 // quarter of the gain, the conv taps the rest.
-std::vector<uint32_t> tiled_gemm_spec(const Kernels& kernels, const GemmPush& push, bool conv, uint32_t k_chunk) {
+std::vector<uint32_t> tiled_gemm_spec(const Kernels& kernels, const GemmPush& push, bool conv, uint32_t k_chunk,
+                                      bool epilogue_constant) {
   using GF = Tuning::GemmFixedGeometry;
   const GF fixed = kernels.tuning().gemm_fixed_geometry;
-  std::vector<uint32_t> spec{contiguous_k_run(push, conv) % 8 == 0 ? 1u : 0u, epilogue_spec(push, k_chunk != 0)};
+  std::vector<uint32_t> spec{contiguous_k_run(push, conv) % 8 == 0 ? 1u : 0u,
+                             epilogue_constant ? epilogue_spec(push, k_chunk != 0) : 0u};
   const bool k = fixed != GF::None, taps = conv && (fixed == GF::All || fixed == GF::Taps),
              hw = conv && fixed == GF::All;
   for (uint32_t v : {k ? push.K : 0u, k ? k_chunk : 0u, taps ? push.Cin : 0u, taps ? push.KW : 0u, hw ? push.H : 0u,
@@ -453,11 +456,11 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
       const uint32_t tn = narrow ? kCoopNarrowN : kCoopTileN;
       const uint32_t row_tiles = div_up(push.M, kCoopTileM);
       if (row_tiles > g_max_groups) throw unsupported(std::string(op) + ": " + x.describe() + " has too many rows");
-      push.k_chunk = round_up(push.K, kSplitKAlign);
+      push.k_chunk = split_k_chunk(push.K, 1);
       push.m_groups_y = row_tiles;
       const vk::Pipeline& pipe =
           kernels.pipeline(composed_variant(base + cm.api + (narrow ? "_narrow" : "") + cm.shape, x.dtype), 5,
-                           sizeof push, tiled_gemm_spec(kernels, push, p.conv, push.k_chunk), cm.subgroup);
+                           sizeof push, tiled_gemm_spec(kernels, push, p.conv, push.k_chunk, true), cm.subgroup);
       rec.dispatch(pipe, bindings, &push, sizeof push, div_up(push.N, tn), row_tiles, 1, shape + "+f32");
       return;
     }
@@ -511,7 +514,7 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     const uint32_t k_chunk = splits_k(splits, row_tiles) ? split_k_chunk(push.K, splits) : 0;
     const vk::Pipeline& pipe =
         kernels.pipeline(composed_variant(base + cm.api + tile.suffix + cm.shape, x.dtype), 5, sizeof push,
-                         tiled_gemm_spec(kernels, push, p.conv, k_chunk), cm.subgroup);
+                         tiled_gemm_spec(kernels, push, p.conv, k_chunk, true), cm.subgroup);
     record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles, splits, x.dtype, shape);
     return;
   }
@@ -528,7 +531,7 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     const uint32_t splits = split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K);
     const uint32_t k_chunk = splits_k(splits, row_tiles) ? split_k_chunk(push.K, splits) : 0;
     const vk::Pipeline& pipe = kernels.pipeline(tiled_portable_variant(base, tile, packed), 5, sizeof push,
-                                                tiled_gemm_spec(kernels, push, p.conv, k_chunk));
+                                                tiled_gemm_spec(kernels, push, p.conv, k_chunk, false));
     record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles, splits, x.dtype, shape);
     return;
   }

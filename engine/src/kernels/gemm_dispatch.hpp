@@ -87,7 +87,8 @@ KhrTiling choose_khr_tiling(uint32_t M, uint32_t N, bool conv, uint32_t sms);
 // How many K ranges a split-K cooperative-matrix GEMM with `tiles` default (one per SM) output
 // tiles runs on `sms` SMs, given that the count rule chose to split into `rule` ranges: the
 // count from 2 to `rule`'s bounds whose workgroups fill whole waves best (the K per workgroup
-// times the waves they take), fewer ranges on ties; `rule` itself when sms is 0 (unknown).
+// times the waves they take, with the partial sums' writes and reads), fewer ranges on ties;
+// `rule` itself when sms is 0 (unknown).
 uint32_t choose_split_k_by_waves(uint64_t tiles, uint32_t K, uint32_t rule, uint32_t sms);
 
 // gemm_route() of linear.hpp: the choices below, in words.
