@@ -147,20 +147,26 @@ int main(int argc, char** argv) {
       Tensor ref_in = input("unet.ref_input", true), main_in = input("unet.main_input", true);
       Tensor ctx = input("unet.ctx", false);
       float t = to_f32(inputs.at("unet.timestep")).at(0);
-      std::vector<float> freq = unet->timestep_frequencies(t), all;
-      for (int64_t b = 0; b < main_in.dim(0); ++b) all.insert(all.end(), freq.begin(), freq.end());
-      Tensor tf = make_tensor(dev, dt, {main_in.dim(0), static_cast<int64_t>(freq.size())}, "t_freq");
-      upload(dev, tf, all);
+      std::vector<float> freq = unet->timestep_frequencies(t);
+      Tensor tf = make_tensor(dev, dt, {1, static_cast<int64_t>(freq.size())}, "t_freq");
+      upload(dev, tf, freq);
       Tensor o = make_tensor(dev, dt, main_in.shape, "unet out");
       Workspace ws(dev, "unet");
       nets::ReferenceCache cache(dev);
-      bench.time("unet plain (main shape)", [&](vk::Recording& rec) { unet->record(rec, ws, main_in, tf, ctx, &o); });
+      nets::TimeBiases time(dev);
+      {
+        vk::Recording rec(dev);
+        unet->record_time(rec, ws, tf, time);
+        dev.run(rec);
+      }
+      bench.time("unet plain (main shape)", [&](vk::Recording& rec) { unet->record(rec, ws, main_in, time, ctx, &o); });
       save("unet.plain_out", o, true);
       bench.time("unet reference (write)", [&](vk::Recording& rec) {
-        unet->record(rec, ws, ref_in, tf, ctx, nullptr, nets::RefMode::Write, &cache);
+        unet->record(rec, ws, ref_in, time, ctx, nullptr, nets::RefMode::Write, &cache);
       });
-      bench.time("unet main (read)",
-                 [&](vk::Recording& rec) { unet->record(rec, ws, main_in, tf, ctx, &o, nets::RefMode::Read, &cache); });
+      bench.time("unet main (read)", [&](vk::Recording& rec) {
+        unet->record(rec, ws, main_in, time, ctx, &o, nets::RefMode::Read, &cache);
+      });
       save("unet.ref_out", o, true);
       std::printf("  unet weights %.1f MiB, workspace %.1f MiB, reference cache %.1f MiB\n",
                   unet->weight_bytes() / 1048576.0, ws.pooled_bytes() / 1048576.0, cache.bytes() / 1048576.0);

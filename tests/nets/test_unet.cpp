@@ -35,11 +35,11 @@ Tensor upload_plain(vk::Device& dev, DType dt, const test::GoldenTensor& g, cons
   return t;
 }
 
-Tensor time_input(vk::Device& dev, const nets::UNet& unet, DType dt, float t, int64_t batch) {
-  std::vector<float> f = unet.timestep_frequencies(t), all;
-  for (int64_t b = 0; b < batch; ++b) all.insert(all.end(), f.begin(), f.end());
-  Tensor out = make_tensor(dev, dt, {batch, static_cast<int64_t>(f.size())}, "t_freq");
-  upload(dev, out, all);
+// The sinusoidal embedding of timestep t, one row (every batch row shares it).
+Tensor time_input(vk::Device& dev, const nets::UNet& unet, DType dt, float t) {
+  std::vector<float> f = unet.timestep_frequencies(t);
+  Tensor out = make_tensor(dev, dt, {1, static_cast<int64_t>(f.size())}, "t_freq");
+  upload(dev, out, f);
   return out;
 }
 
@@ -72,12 +72,14 @@ TEST_P(UNetParity, PlainForwardMatchesDiffusers) {
     auto sample_g = g.at("sample");
     Tensor sample = upload_nchw(device(), dt, sample_g, "sample");
     Tensor ctx = upload_plain(device(), dt, g.at("ctx"), "ctx");
-    Tensor tf = time_input(device(), unet, dt, std::stof(t), sample.dim(0));
+    Tensor tf = time_input(device(), unet, dt, std::stof(t));
     Tensor out = make_tensor(device(), dt, sample.shape, "out");
     test::poison(device(), out);
     Workspace ws(device());
     vk::Recording rec(device());
-    unet.record(rec, ws, sample, tf, ctx, &out);
+    nets::TimeBiases time(device());
+    unet.record_time(rec, ws, tf, time);
+    unet.record(rec, ws, sample, time, ctx, &out);
     device().run(rec);
     auto got = test::nhwc_to_nchw(download(device(), out), sample.dim(0), sample.dim(1), sample.dim(2), sample.dim(3));
     auto rep = test::compare(got, test::to_double(g.at(std::string("t") + t + ".out").values));
@@ -96,14 +98,16 @@ TEST_P(UNetParity, ReferenceAttentionMatchesRefOnlyNoisedUNet) {
   Tensor main_in = upload_nchw(device(), dt, g.at("main_input"), "main_input");
   Tensor ctx = upload_plain(device(), dt, g.at("ctx"), "ctx");
   float t = g.at("timestep").values.at(0);
-  Tensor tf = time_input(device(), unet, dt, t, main_in.dim(0));
+  Tensor tf = time_input(device(), unet, dt, t);
   Tensor out = make_tensor(device(), dt, main_in.shape, "out");
   test::poison(device(), out);
   nets::ReferenceCache cache(device());
   Workspace ws(device());
   vk::Recording rec(device());
-  unet.record(rec, ws, ref_in, tf, ctx, nullptr, nets::RefMode::Write, &cache);
-  unet.record(rec, ws, main_in, tf, ctx, &out, nets::RefMode::Read, &cache);
+  nets::TimeBiases time(device());
+  unet.record_time(rec, ws, tf, time);
+  unet.record(rec, ws, ref_in, time, ctx, nullptr, nets::RefMode::Write, &cache);
+  unet.record(rec, ws, main_in, time, ctx, &out, nets::RefMode::Read, &cache);
   device().run(rec);
   auto got =
       test::nhwc_to_nchw(download(device(), out), main_in.dim(0), main_in.dim(1), main_in.dim(2), main_in.dim(3));

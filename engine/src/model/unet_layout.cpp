@@ -15,6 +15,17 @@ std::int64_t UNetLayout::self_attention_layers() const {
   return n;
 }
 
+std::vector<const ResnetDecl*> UNetLayout::resnets() const {
+  std::vector<const ResnetDecl*> out;
+  for (const UNetBlockDecl& b : down)
+    for (const UNetLayerDecl& l : b.layers) out.push_back(&l.resnet);
+  out.push_back(&mid_first);
+  out.push_back(&mid_second);
+  for (const UNetBlockDecl& b : up)
+    for (const UNetLayerDecl& l : b.layers) out.push_back(&l.resnet);
+  return out;
+}
+
 namespace {
 
 TransformerDecl transformer_at(const UNetConfig& c, const std::string& prefix, std::size_t level) {

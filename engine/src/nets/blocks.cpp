@@ -15,33 +15,24 @@ namespace z123::nets {
 using namespace z123::kernels;
 
 Tensor conv(NetContext& c, const std::string& prefix, const Tensor& x, int64_t cout, int stride, int pad_tl, int pad_br,
-            int upsample, const Tensor* residual) {
+            int upsample, const Tensor* residual, const Tensor* bias) {
   const Tensor& w = c.w.at(prefix + ".weight");
   Conv2dParams p{stride, pad_tl, pad_tl, pad_br, pad_br, upsample};
   std::vector<int64_t> shape = conv2d_output_shape(x, w, p);
   if (shape.back() != cout)
     throw internal_error(prefix + ": conv produces " + std::to_string(shape.back()) + " channels");
   Tensor y = c.ws.acquire(x.dtype, shape, prefix);
-  conv2d(c.k, c.rec, x, w, c.w.find(prefix + ".bias"), y, p, Epilogue::None, residual);
+  conv2d(c.k, c.rec, x, w, bias ? bias : c.w.find(prefix + ".bias"), y, p, Epilogue::None, residual);
   return y;
 }
 
 Tensor resnet_block(NetContext& c, const std::string& prefix, const Tensor& x, int64_t cout, int groups, float eps,
-                    const Tensor* silu_emb) {
+                    const Tensor* conv1_bias) {
   const std::string p = prefix + ".";
   Tensor n = c.ws.acquire(x.dtype, x.shape, p + "norm1");
   group_norm(c.k, c.rec, x, c.w.at(p + "norm1.weight"), c.w.at(p + "norm1.bias"), n, groups, eps, true);
-  Tensor h = conv(c, p + "conv1", n, cout, 1, 1, 1);
+  Tensor h = conv(c, p + "conv1", n, cout, 1, 1, 1, 1, nullptr, conv1_bias);
   c.ws.release(n);
-  if (silu_emb) {
-    // Time injection after conv1, before norm2 (spec §17.23): per-(batch, channel) bias.
-    Tensor t = c.ws.acquire(x.dtype, {silu_emb->dim(0), cout}, p + "time_emb_proj");
-    linear(c.k, c.rec, *silu_emb, c.w.at(p + "time_emb_proj.weight"), &c.w.at(p + "time_emb_proj.bias"), t);
-    Tensor h2 = c.ws.acquire(x.dtype, h.shape, p + "h+t");
-    add(c.k, c.rec, h, t, h2);
-    c.ws.release(t);
-    h = h2;
-  }
   Tensor n2 = c.ws.acquire(x.dtype, h.shape, p + "norm2");
   group_norm(c.k, c.rec, h, c.w.at(p + "norm2.weight"), c.w.at(p + "norm2.bias"), n2, groups, eps, true);
   c.ws.release(h);

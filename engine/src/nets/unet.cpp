@@ -43,6 +43,18 @@ uint64_t ReferenceCache::bytes() const {
   return b;
 }
 
+const Tensor& TimeBiases::slot(const std::string& resnet, DType dtype, int64_t channels) {
+  auto it = tensors_.find(resnet);
+  if (it == tensors_.end() || it->second.shape != std::vector<int64_t>{channels} || it->second.dtype != dtype)
+    it = tensors_.insert_or_assign(resnet, make_tensor(device_, dtype, {channels}, "time bias " + resnet)).first;
+  return it->second;
+}
+
+const Tensor* TimeBiases::find(const std::string& resnet) const {
+  auto it = tensors_.find(resnet);
+  return it == tensors_.end() ? nullptr : &it->second;
+}
+
 namespace {
 
 // The cross-attention keys and values of layer `attn2` (its checkpoint prefix): ctx projected.
@@ -63,7 +75,7 @@ struct UNet::Pass {
   RefMode mode;
   ReferenceCache* cache;
   ReferenceCache* context_kv; // cross-attention keys/values computed once per image, or nullptr
-  Tensor silu_emb;
+  const TimeBiases& time;
   int attn1_left = 0; // attn1 layers still to come; the write pass stops when it reaches 0
 
   bool done() const { return mode == RefMode::Write && attn1_left == 0; }
@@ -148,8 +160,10 @@ struct UNet::Pass {
   }
 
   Tensor resnet(const ResnetDecl& decl, const Tensor& x) {
+    const Tensor* bias = time.find(decl.prefix);
+    if (!bias) throw internal_error("UNet pass: no time bias for " + decl.prefix + " (record_time first)");
     return resnet_block(c, decl.prefix, x, decl.out_channels, cfg.norm_num_groups, static_cast<float>(cfg.norm_eps),
-                        &silu_emb);
+                        bias);
   }
 };
 
@@ -185,7 +199,33 @@ void UNet::record_context(vk::Recording& rec, const Tensor& ctx, ReferenceCache&
   }
 }
 
-void UNet::record(vk::Recording& rec, Workspace& ws, const Tensor& sample, const Tensor& t_freq, const Tensor& ctx,
+void UNet::record_time(vk::Recording& rec, Workspace& ws, const Tensor& t_freq, TimeBiases& out) {
+  const DType dt = weights_.storage();
+  if (t_freq.shape.size() != 2 || t_freq.dim(0) != 1)
+    throw invalid_argument("UNet time input " + t_freq.describe() + " must be one row [1, " +
+                           std::to_string(config_.block_out_channels[0]) + "]: every batch row shares the timestep");
+  // Time embedding: linear_1 → SiLU → linear_2; every resnet then projects silu(emb).
+  const Tensor& l1 = weights_.at("time_embedding.linear_1.weight");
+  Tensor e1 = ws.acquire(dt, {1, l1.dim(0)}, "time_embedding.linear_1");
+  linear(k_, rec, t_freq, l1, &weights_.at("time_embedding.linear_1.bias"), e1, Epilogue::Silu);
+  Tensor silu_emb = ws.acquire(dt, {1, l1.dim(0)}, "silu(emb)");
+  linear(k_, rec, e1, weights_.at("time_embedding.linear_2.weight"), &weights_.at("time_embedding.linear_2.bias"),
+         silu_emb, Epilogue::Silu);
+  ws.release(e1);
+  // conv1.bias + time_emb_proj(silu(emb)): the checkpoint's conv1 bias rides in as the residual.
+  for (const ResnetDecl* r : layout_.resnets()) {
+    const std::string p = r->prefix + ".";
+    Tensor bias = out.slot(r->prefix, dt, r->out_channels);
+    bias.shape = {1, r->out_channels};
+    Tensor conv1_bias = weights_.at(p + "conv1.bias");
+    conv1_bias.shape = {1, r->out_channels};
+    linear(k_, rec, silu_emb, weights_.at(p + "time_emb_proj.weight"), &weights_.at(p + "time_emb_proj.bias"), bias,
+           Epilogue::None, &conv1_bias);
+  }
+  ws.release(silu_emb);
+}
+
+void UNet::record(vk::Recording& rec, Workspace& ws, const Tensor& sample, const TimeBiases& time, const Tensor& ctx,
                   const Tensor* out, RefMode mode, ReferenceCache* cache, ReferenceCache* context_kv) {
   const size_t levels = config_.levels();
   const DType dt = weights_.storage();
@@ -195,18 +235,9 @@ void UNet::record(vk::Recording& rec, Workspace& ws, const Tensor& sample, const
   if (sample.dim(1) % (1 << (levels - 1)) || sample.dim(2) % (1 << (levels - 1)))
     throw unsupported("UNet sample " + sample.describe() + ": height and width must be multiples of " +
                       std::to_string(1 << (levels - 1)));
-  Pass P{{k_, rec, ws, weights_}, config_, ctx, mode, cache, context_kv, {}, 0};
+  Pass P{{k_, rec, ws, weights_}, config_, ctx, mode, cache, context_kv, time, 0};
   // The write pass knows where its useful work ends: after the last attn1 layer.
   if (mode == RefMode::Write) P.attn1_left = layout_.self_attention_layers();
-
-  // Time embedding: linear_1 → SiLU → linear_2; every resnet then takes silu(emb).
-  const Tensor& l1 = weights_.at("time_embedding.linear_1.weight");
-  Tensor e1 = ws.acquire(dt, {B, l1.dim(0)}, "time_embedding.linear_1");
-  linear(k_, rec, t_freq, l1, &weights_.at("time_embedding.linear_1.bias"), e1, Epilogue::Silu);
-  P.silu_emb = ws.acquire(dt, {B, l1.dim(0)}, "silu(emb)");
-  linear(k_, rec, e1, weights_.at("time_embedding.linear_2.weight"), &weights_.at("time_embedding.linear_2.bias"),
-         P.silu_emb, Epilogue::Silu);
-  ws.release(e1);
 
   NetContext& c = P.c;
   Tensor x = conv(c, "conv_in", sample, layout_.base_channels, 1, 1, 1);

@@ -40,11 +40,12 @@ struct StepProgram {
   // that computes them once per image (UNet::record_context).
   std::unique_ptr<nets::ReferenceCache> context_kv;
   std::unique_ptr<vk::Recording> context_rec;
-  vk::Buffer params;              // kernels::StepParams, host-visible
-  Tensor t_freq;                  // [halves, 320] host-visible
-  Tensor ref_noise, anc_noise;    // fp32 host-visible
-  Tensor cond_lat, x;             // fp32 device
-  Tensor ctx, ref_in, main_in, v; // storage dtype
+  vk::Buffer params;                      // kernels::StepParams, host-visible
+  Tensor t_freq;                          // [1, 320] host-visible: every batch row shares the timestep
+  std::unique_ptr<nets::TimeBiases> time; // the step's conv1 biases, shared by both passes
+  Tensor ref_noise, anc_noise;            // fp32 host-visible
+  Tensor cond_lat, x;                     // fp32 device
+  Tensor ctx, ref_in, main_in, v;         // storage dtype
   std::unique_ptr<vk::Recording> rec;
 };
 
@@ -386,7 +387,8 @@ StepProgram& Engine::Impl::step_program(int64_t h, int64_t w, int64_t hr, int64_
   const int64_t tokens = configs.text_encoder.max_position_embeddings;
   p->cache = std::make_unique<nets::ReferenceCache>(*device);
   p->params = device->allocator().create_buffer(sizeof(kernels::StepParams), vk::MemoryUsage::Upload, "step params");
-  p->t_freq = host_tensor(dtype, {B, int64_t(configs.unet.block_out_channels[0])}, "t_freq");
+  p->t_freq = host_tensor(dtype, {1, int64_t(configs.unet.block_out_channels[0])}, "t_freq");
+  p->time = std::make_unique<nets::TimeBiases>(*device);
   p->ref_noise = host_tensor(DType::F32, {B, hr, wr, c}, "reference noise");
   p->anc_noise = host_tensor(DType::F32, {1, h, w, c}, "ancestral noise");
   p->cond_lat = make_tensor(*device, DType::F32, {B, hr, wr, c}, "cond_lat");
@@ -400,10 +402,11 @@ StepProgram& Engine::Impl::step_program(int64_t h, int64_t w, int64_t hr, int64_
   const uint32_t ref_count = static_cast<uint32_t>(B * hr * wr * c), count = static_cast<uint32_t>(h * w * c);
   kernels::sampler_ref_input(*k, rec, p->params, p->cond_lat, p->ref_noise, p->ref_in, ref_count);
   p->context_kv = std::make_unique<nets::ReferenceCache>(*device);
-  unet->record(rec, *scratch, p->ref_in, p->t_freq, p->ctx, nullptr, nets::RefMode::Write, p->cache.get(),
+  unet->record_time(rec, *scratch, p->t_freq, *p->time);
+  unet->record(rec, *scratch, p->ref_in, *p->time, p->ctx, nullptr, nets::RefMode::Write, p->cache.get(),
                p->context_kv.get());
   kernels::sampler_main_input(*k, rec, p->params, p->x, p->main_in, count);
-  unet->record(rec, *scratch, p->main_in, p->t_freq, p->ctx, &p->v, nets::RefMode::Read, p->cache.get(),
+  unet->record(rec, *scratch, p->main_in, *p->time, p->ctx, &p->v, nets::RefMode::Read, p->cache.get(),
                p->context_kv.get());
   kernels::sampler_step(*k, rec, p->params, p->x, p->v, p->anc_noise, count);
   p->context_rec = std::make_unique<vk::Recording>(*device);
@@ -600,9 +603,7 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
                                static_cast<uint32_t>(h * w * c),
                                static_cast<uint32_t>(halves * hr * wr * c)};
     std::memcpy(sp.params.mapped(), &params, sizeof params);
-    std::vector<float> tf = m.unet->timestep_frequencies(st.t), all;
-    for (int b = 0; b < halves; ++b) all.insert(all.end(), tf.begin(), tf.end());
-    m.write_host(sp.t_freq, all);
+    m.write_host(sp.t_freq, m.unet->timestep_frequencies(st.t));
     const std::vector<float>* rn =
         inj && i < static_cast<int>(inj->reference.size()) ? &inj->reference[size_t(i)] : nullptr;
     const std::vector<float>* an =

@@ -58,6 +58,8 @@ struct UNetLayout {
 
   // attn1 layers in forward order's count: every BasicTransformerBlock of every transformer.
   std::int64_t self_attention_layers() const;
+  // Every resnet, in forward order (down blocks, mid, up blocks).
+  std::vector<const ResnetDecl*> resnets() const;
 };
 
 UNetLayout unet_layout(const UNetConfig& config);

@@ -22,9 +22,12 @@ struct NetContext {
 
 // ResnetBlock2D (spec §8.1, §9.3): h = conv1(silu(norm1(x))) [+ time_emb_proj(silu_emb)],
 // h = conv2(silu(norm2(h))), out = (conv_shortcut(x) or x) + h.
-// silu_emb: [B, T] = silu(time embedding), or nullptr (VAE: no time embedding).
+// conv1_bias: [cout], the bias conv1 adds instead of the checkpoint's conv1.bias, or nullptr. The
+// UNet passes conv1.bias + time_emb_proj(silu_emb) (UNet::record_time): the time injection is a
+// per-channel constant when every batch row shares the timestep, so it rides in conv1's epilogue
+// instead of a projection and an add per resnet and pass.
 Tensor resnet_block(NetContext& c, const std::string& prefix, const Tensor& x, int64_t cout, int groups, float eps,
-                    const Tensor* silu_emb = nullptr);
+                    const Tensor* conv1_bias = nullptr);
 
 // Single-head attention out = softmax(q·kᵀ / sqrt(C))·v for q, k, v, out [B, N, C], computed as
 // two GEMMs per chunk of queries (raw fp32 scores through kernels::matmul_f32, a row softmax into
@@ -70,8 +73,9 @@ Tensor attention_block(NetContext& c, const AttentionLayers& layers, Tensor norm
 // q/k/v/out with biases, residual.
 Tensor vae_attention(NetContext& c, const std::string& prefix, const Tensor& x, int groups, float eps);
 
-// Conv2d by checkpoint prefix ("<prefix>.weight", optional "<prefix>.bias") into a new tensor.
+// Conv2d by checkpoint prefix ("<prefix>.weight", optional "<prefix>.bias") into a new tensor;
+// bias, where given, replaces the checkpoint's.
 Tensor conv(NetContext& c, const std::string& prefix, const Tensor& x, int64_t cout, int stride, int pad_tl, int pad_br,
-            int upsample = 1, const Tensor* residual = nullptr);
+            int upsample = 1, const Tensor* residual = nullptr, const Tensor* bias = nullptr);
 
 } // namespace z123::nets

@@ -43,20 +43,40 @@ private:
   std::map<std::string, Tensor> tensors_;
 };
 
+// Every resnet's conv1 bias with the time embedding folded in, for one timestep (keyed by the
+// resnet's checkpoint prefix): conv1.bias + time_emb_proj(silu(emb)), [out_channels]. Owns its
+// buffers, so one step's program computes them once for both of its passes (UNet::record_time).
+class TimeBiases {
+public:
+  explicit TimeBiases(vk::Device& device) : device_(device) {}
+  // The bias of a resnet, created on first use with this width.
+  const Tensor& slot(const std::string& resnet, DType dtype, int64_t channels);
+  const Tensor* find(const std::string& resnet) const;
+
+private:
+  vk::Device& device_;
+  std::map<std::string, Tensor> tensors_;
+};
+
 class UNet {
 public:
   // placement, deferred: see Weights.
   UNet(kernels::Kernels& kernels, const ModelFolder& folder, DType storage, WeightUploads* deferred = nullptr,
        WeightPlacement placement = {});
 
-  // sample: [B, h, w, in_channels]; t_freq: [B, block_out_channels[0]] sinusoidal embedding of the
-  // timestep (timestep_frequencies()); ctx: [B, 77, cross_attention_dim]; out: [B, h, w, out_ch].
+  // Records the time embedding of t_freq [1, block_out_channels[0]] (the sinusoidal embedding of
+  // the timestep: timestep_frequencies()) and every resnet's conv1 bias with it folded in, into
+  // `out`. One row: the timestep is a scalar that every batch row shares (spec §9.2), so the time
+  // injection is the same per-channel constant for every row and both passes of a step.
+  void record_time(vk::Recording& rec, Workspace& ws, const Tensor& t_freq, TimeBiases& out);
+  // sample: [B, h, w, in_channels]; time: the timestep's conv1 biases (record_time(), recorded
+  // before this); ctx: [B, 77, cross_attention_dim]; out: [B, h, w, out_ch].
   // context_kv: where given, every cross-attention (attn2) layer reads its keys and values of
   // ctx from this cache (a slot per layer is created here) instead of projecting ctx itself;
   // record_context() then computes them. The context is the same for every step of an image,
   // so the step program leaves these projections (two per layer and pass) to a program run once
   // per image.
-  void record(vk::Recording& rec, Workspace& ws, const Tensor& sample, const Tensor& t_freq, const Tensor& ctx,
+  void record(vk::Recording& rec, Workspace& ws, const Tensor& sample, const TimeBiases& time, const Tensor& ctx,
               const Tensor* out, RefMode mode = RefMode::None, ReferenceCache* cache = nullptr,
               ReferenceCache* context_kv = nullptr);
   // Projects ctx [B, 77, cross_attention_dim] into the keys and values of every attn2 layer that
