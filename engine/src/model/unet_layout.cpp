@@ -6,13 +6,21 @@ std::string TransformerDecl::block_prefix(std::int64_t block) const {
   return prefix + ".transformer_blocks." + std::to_string(block);
 }
 
-std::int64_t UNetLayout::self_attention_layers() const {
-  std::int64_t n = mid_transformer.blocks;
+std::vector<std::string> UNetLayout::self_attention_prefixes() const {
+  std::vector<const TransformerDecl*> transformers;
   for (const auto* blocks : {&down, &up})
     for (const UNetBlockDecl& b : *blocks)
       for (const UNetLayerDecl& l : b.layers)
-        if (l.transformer) n += l.transformer->blocks;
-  return n;
+        if (l.transformer) transformers.push_back(&*l.transformer);
+  transformers.push_back(&mid_transformer);
+  std::vector<std::string> out;
+  for (const TransformerDecl* t : transformers)
+    for (std::int64_t i = 0; i < t->blocks; ++i) out.push_back(t->block_prefix(i) + ".attn1");
+  return out;
+}
+
+std::int64_t UNetLayout::self_attention_layers() const {
+  return static_cast<std::int64_t>(self_attention_prefixes().size());
 }
 
 std::vector<const ResnetDecl*> UNetLayout::resnets() const {

@@ -111,23 +111,18 @@ Tensor attention_block(NetContext& c, const AttentionLayers& layers, Tensor norm
   const auto project = [&](const std::string& prefix, const Tensor& in, const Tensor& out) {
     linear(c.k, c.rec, in, c.w.at(prefix + ".weight"), c.w.find(prefix + ".bias"), out);
   };
-  // Keys and values first: the reference write pass can stop right after storing them.
   Tensor keys, values;
-  const bool scratch_kv = !kv.given_k && !kv.store_k;
+  const bool scratch_kv = !kv.given_k;
   if (kv.given_k) {
     keys = *kv.given_k;
     values = *kv.given_v;
   } else {
     const Tensor& src = kv.source ? *kv.source : normed;
     const int64_t L = src.dim(1);
-    keys = kv.store_k ? *kv.store_k : c.ws.acquire(dt, {B, L, C}, layers.k);
-    values = kv.store_v ? *kv.store_v : c.ws.acquire(dt, {B, L, C}, layers.v);
+    keys = c.ws.acquire(dt, {B, L, C}, layers.k);
+    values = c.ws.acquire(dt, {B, L, C}, layers.v);
     project(layers.k, src, keys);
     project(layers.v, src, values);
-  }
-  if (kv.stop_after_store) {
-    c.ws.release(normed);
-    return {};
   }
   Tensor q = c.ws.acquire(dt, {B, N, C}, layers.q);
   project(layers.q, normed, q);
@@ -136,7 +131,7 @@ Tensor attention_block(NetContext& c, const AttentionLayers& layers, Tensor norm
   if (by_gemm)
     single_head_attention_by_gemm(c.k, c.rec, c.ws, q, keys, values, a);
   else
-    attention(c.k, c.rec, {&q}, {&keys}, {&values}, a, {heads, C / heads, 0.0f, causal}, kv.extra_k, kv.extra_v);
+    attention(c.k, c.rec, {&q}, {&keys}, {&values}, a, {heads, C / heads, 0.0f, causal});
   c.ws.release(q);
   if (scratch_kv) {
     c.ws.release(keys);

@@ -57,6 +57,19 @@ const Tensor* TimeBiases::find(const std::string& resnet) const {
 
 namespace {
 
+// An attn1 layer's slot in the reference cache: its fused keys, values and queries ([B, N, 3C];
+// [B, N, 2C] for the write pass's last layer).
+constexpr char kRefSlot = 'r';
+
+// Every attn1 layer's key, value and query projections as one [3C, C] weight, in that order: one
+// GEMM instead of three, and its first 2C rows alone give keys and values.
+std::vector<FusedWeight> fused_self_attention(const UNetLayout& layout) {
+  std::vector<FusedWeight> out;
+  for (const std::string& attn1 : layout.self_attention_prefixes())
+    out.push_back({attn1 + ".to_kvq.weight", {attn1 + ".to_k.weight", attn1 + ".to_v.weight", attn1 + ".to_q.weight"}});
+  return out;
+}
+
 // The cross-attention keys and values of layer `attn2` (its checkpoint prefix): ctx projected.
 void project_context(Kernels& k, vk::Recording& rec, const Weights& w, const Tensor& ctx, const std::string& attn2,
                      const Tensor& keys, const Tensor& values) {
@@ -80,6 +93,46 @@ struct UNet::Pass {
 
   bool done() const { return mode == RefMode::Write && attn1_left == 0; }
 
+  // An attn1 layer on its LayerNorm-1 output n [B, N, C] (taken over), with `residual` added:
+  // keys, values and queries from one GEMM (the fused to_kvq weight, [B, N, 3C] out, keys at
+  // column 0, values at C, queries at 2C). The write pass projects into the layer's reference slot
+  // and attends over it; its last layer projects only keys and values (to_kvq's first 2C rows)
+  // and returns an empty tensor, since the rest of the pass is dead work. The read pass attends
+  // over [own tokens; the slot's tokens].
+  Tensor self_attention(const std::string& layer, Tensor n, const Tensor& residual, int64_t heads) {
+    const DType dt = n.dtype;
+    const int64_t B = n.dim(0), N = n.dim(1), C = n.dim(2);
+    const Tensor& w_kvq = c.w.at(layer + ".to_kvq.weight");
+    const bool last = mode == RefMode::Write && --attn1_left == 0;
+    if (last) {
+      Tensor w_kv = w_kvq; // a prefix of the same buffer: rows 0 .. 2C
+      w_kv.shape = {2 * C, C};
+      linear(c.k, c.rec, n, w_kv, nullptr, cache->slot(layer, kRefSlot, dt, {B, N, 2 * C}));
+      c.ws.release(n);
+      return {};
+    }
+    Tensor kvq = mode == RefMode::Write ? cache->slot(layer, kRefSlot, dt, {B, N, 3 * C})
+                                        : c.ws.acquire(dt, {B, N, 3 * C}, layer + ".kvq");
+    linear(c.k, c.rec, n, w_kvq, nullptr, kvq);
+    c.ws.release(n);
+    AttnOperand ref_k, ref_v;
+    if (mode == RefMode::Read) {
+      const Tensor* ref = cache ? cache->find(layer, kRefSlot) : nullptr;
+      if (!ref) throw internal_error("UNet read pass: no stored reference for " + layer);
+      ref_k = {ref, 0, 0};
+      ref_v = {ref, 0, C};
+    }
+    Tensor a = c.ws.acquire(dt, {B, N, C}, layer + ".to_out.0.in");
+    attention(c.k, c.rec, {&kvq, 0, 2 * C}, {&kvq, 0, 0}, {&kvq, 0, C}, a, {heads, C / heads, 0.0f, false}, ref_k,
+              ref_v);
+    if (mode != RefMode::Write) c.ws.release(kvq);
+    Tensor out = c.ws.acquire(dt, {B, N, C}, layer + ".to_out.0");
+    linear(c.k, c.rec, a, c.w.at(layer + ".to_out.0.weight"), c.w.find(layer + ".to_out.0.bias"), out, Epilogue::None,
+           &residual);
+    c.ws.release(a);
+    return out;
+  }
+
   void transformer_block(const std::string& p, Tensor& h, int64_t heads) {
     const DType dt = h.dtype;
     const int64_t B = h.dim(0), N = h.dim(1), C = h.dim(2);
@@ -87,25 +140,12 @@ struct UNet::Pass {
     const auto layers = [&](const std::string& attn) {
       return AttentionLayers{attn + ".to_q", attn + ".to_k", attn + ".to_v", attn + ".to_out.0"};
     };
-    // attn1: self-attention; the write pass stores its keys/values, the read pass joins them.
+    // attn1: self-attention.
     Tensor n = c.ws.acquire(dt, {B, N, C}, p + "norm1");
     layer_norm(c.k, c.rec, h, c.w.at(p + "norm1.weight"), c.w.at(p + "norm1.bias"), n, ln_eps);
-    const std::string layer = p + "attn1";
-    AttentionKeyValues self_kv;
-    if (mode == RefMode::Write) {
-      self_kv.store_k = &cache->slot(layer, 'k', dt, {B, N, C});
-      self_kv.store_v = &cache->slot(layer, 'v', dt, {B, N, C});
-      self_kv.stop_after_store = --attn1_left == 0; // everything after the last stored layer is dead work
-    } else if (mode == RefMode::Read) {
-      const Tensor* rk = cache ? cache->find(layer, 'k') : nullptr;
-      const Tensor* rv = cache ? cache->find(layer, 'v') : nullptr;
-      if (!rk || !rv) throw internal_error("UNet read pass: no stored reference for " + layer);
-      self_kv.extra_k = {rk};
-      self_kv.extra_v = {rv};
-    }
-    Tensor h1 = attention_block(c, layers(layer), std::move(n), h, heads, false, self_kv);
+    Tensor h1 = self_attention(p + "attn1", std::move(n), h, heads);
     c.ws.release(h);
-    if (self_kv.stop_after_store) return;
+    if (h1.shape.empty()) return; // the write pass stored its last layer
     // attn2: cross-attention to the text/image context.
     Tensor n2 = c.ws.acquire(dt, {B, N, C}, p + "norm2");
     layer_norm(c.k, c.rec, h1, c.w.at(p + "norm2.weight"), c.w.at(p + "norm2.bias"), n2, ln_eps);
@@ -171,7 +211,8 @@ struct UNet::Pass {
 UNet::UNet(Kernels& kernels, const ModelFolder& folder, DType storage, WeightUploads* deferred,
            WeightPlacement placement)
     : k_(kernels), config_(folder.configs().unet), layout_(unet_layout(config_)),
-      weights_(kernels.device(), folder, ModelModule::Unet, storage, placement, deferred) {}
+      weights_(kernels.device(), folder, ModelModule::Unet, storage, placement, deferred,
+               fused_self_attention(layout_)) {}
 
 std::vector<float> UNet::timestep_frequencies(float t) const {
   const int dim = config_.block_out_channels[0];

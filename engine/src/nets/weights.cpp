@@ -1,7 +1,9 @@
 #include "z123/nets/weights.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <functional>
 
 #include "z123/error.hpp"
 #include "z123/vk/uploader.hpp"
@@ -49,12 +51,23 @@ void WeightUploads::run(vk::Device& device) {
 }
 
 Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule module, DType storage,
-                 WeightPlacement placement, WeightUploads* deferred)
+                 WeightPlacement placement, WeightUploads* deferred, const std::vector<FusedWeight>& fused)
     : module_(module), storage_(storage) {
   const SafetensorsFile& file = folder.weights(module);
   std::vector<ExpectedTensor> expected = expected_tensors(module, folder.configs());
   TensorCheckReport report = check_tensors(module, expected, file);
   if (!report.ok()) throw model_error(problems(report, file.source()));
+
+  std::map<std::string, const ExpectedTensor*> by_name;
+  for (const ExpectedTensor& e : expected) by_name[e.name] = &e;
+  std::map<std::string, size_t> fused_part; // checkpoint name -> its group in `fused`
+  for (size_t g = 0; g < fused.size(); ++g)
+    for (const std::string& part : fused[g].parts) {
+      auto it = by_name.find(part);
+      if (it == by_name.end() || it->second->shape.size() != 2 ||
+          it->second->shape[1] != by_name.at(fused[g].parts.front())->shape[1] || !fused_part.emplace(part, g).second)
+        throw internal_error(fused[g].name + ": part " + part + " is not a 2-D tensor of the group's width");
+    }
 
   std::vector<vk::UploadJob> jobs;
   jobs.reserve(expected.size());
@@ -62,7 +75,7 @@ Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule modu
   const vk::MemoryTurn turn = placement.take_turns ? vk::MemoryTurn::First : vk::MemoryTurn::None;
   if (placement.take_turns) {
     // The turn memory is sized to these tensors as the allocator will place them (256-byte
-    // granules), with room for the alignment of each.
+    // granules), with room for the alignment of each (a fused tensor is smaller than its parts).
     uint64_t total = 0;
     for (const ExpectedTensor& e : expected) {
       int64_t n = 1;
@@ -72,17 +85,18 @@ Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule modu
     device.allocator().reserve_turn_memory(total, std::string(module_name(module)) + " weights (turns)");
     home_.reserve(expected.size());
   }
-  for (const ExpectedTensor& e : expected) {
-    const TensorView& view = file.at(report.stored_names.at(e.name));
-    const bool conv = e.shape.size() == 4;
-    // Convolution weights live in the kernels' [out, kh, kw, in] layout on the device.
-    std::vector<int64_t> shape = conv ? std::vector<int64_t>{e.shape[0], e.shape[2], e.shape[3], e.shape[1]} : e.shape;
-    const std::string name = std::string(module_name(module)) + "." + e.name;
+  // Converts `n` elements of a stored tensor from element `from` (every `stride`-th) to `to`.
+  auto convert = [storage](const TensorView& view, uint64_t from, uint64_t stride, std::byte* to, uint64_t n) {
+    if (storage == DType::F16)
+      convert_range_to_f16(view, from, stride, {reinterpret_cast<uint16_t*>(to), n});
+    else
+      convert_range_to_f32(view, from, stride, {reinterpret_cast<float*>(to), n});
+  };
+  // A device tensor and the job that fills it.
+  auto place = [&](const std::string& key, const std::vector<int64_t>& shape, uint64_t unit,
+                   std::function<void(std::byte*, uint64_t, uint64_t)> produce) {
+    const std::string name = std::string(module_name(module)) + "." + key;
     Tensor t = make_tensor(device, storage, shape, name, placement.usage, turn);
-    // Element i of the device tensor, in elements of the file's tensor: a conv's output row o
-    // holds taps (ky, kx) of every input channel ci, read from [o, ci, ky, kx].
-    const uint64_t taps = conv ? static_cast<uint64_t>(e.shape[2] * e.shape[3]) : 1;
-    const uint64_t cin = conv ? static_cast<uint64_t>(e.shape[1]) : 1;
     vk::UploadJob job;
     job.dst = &t.buf();
     if (placement.take_turns) {
@@ -92,23 +106,50 @@ Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule modu
       job.dst = &home_.back();
     }
     job.bytes = static_cast<uint64_t>(t.numel()) * es;
-    job.unit = conv ? cin * taps * es : es; // a conv is cut between output channels
-    job.produce = [&view, storage, conv, taps, cin, es](std::byte* out, uint64_t first, uint64_t count) {
-      auto convert = [&](uint64_t from, uint64_t stride, std::byte* to, uint64_t n) {
-        if (storage == DType::F16)
-          convert_range_to_f16(view, from, stride, {reinterpret_cast<uint16_t*>(to), n});
-        else
-          convert_range_to_f32(view, from, stride, {reinterpret_cast<float*>(to), n});
-      };
-      if (!conv || taps == 1) return convert(first / es, 1, out, count / es);
-      const uint64_t row = cin * taps; // elements per output channel
-      for (uint64_t o = first / es / row, end = (first + count) / es / row; o < end; ++o)
-        for (uint64_t tap = 0; tap < taps; ++tap, out += cin * es) convert(o * row + tap, taps, out, cin);
-    };
+    job.unit = unit;
+    job.produce = std::move(produce);
     jobs.push_back(std::move(job));
     device_bytes_ += t.buf().size();
-    auto placed = tensors_.emplace(e.name, std::move(t));
+    auto placed = tensors_.emplace(key, std::move(t));
     if (placement.take_turns) restore_order_.push_back(&placed.first->second);
+  };
+  for (const ExpectedTensor& e : expected) {
+    if (fused_part.count(e.name)) continue;
+    const TensorView& view = file.at(report.stored_names.at(e.name));
+    const bool conv = e.shape.size() == 4;
+    // Convolution weights live in the kernels' [out, kh, kw, in] layout on the device.
+    std::vector<int64_t> shape = conv ? std::vector<int64_t>{e.shape[0], e.shape[2], e.shape[3], e.shape[1]} : e.shape;
+    // Element i of the device tensor, in elements of the file's tensor: a conv's output row o
+    // holds taps (ky, kx) of every input channel ci, read from [o, ci, ky, kx].
+    const uint64_t taps = conv ? static_cast<uint64_t>(e.shape[2] * e.shape[3]) : 1;
+    const uint64_t cin = conv ? static_cast<uint64_t>(e.shape[1]) : 1;
+    place(e.name, shape, conv ? cin * taps * es : es, // a conv is cut between output channels
+          [&view, convert, conv, taps, cin, es](std::byte* out, uint64_t first, uint64_t count) {
+            if (!conv || taps == 1) return convert(view, first / es, 1, out, count / es);
+            const uint64_t row = cin * taps; // elements per output channel
+            for (uint64_t o = first / es / row, end = (first + count) / es / row; o < end; ++o)
+              for (uint64_t tap = 0; tap < taps; ++tap, out += cin * es) convert(view, o * row + tap, taps, out, cin);
+          });
+  }
+  for (const FusedWeight& f : fused) {
+    // Part i covers elements [starts[i], starts[i + 1]) of the fused tensor.
+    std::vector<const TensorView*> views;
+    std::vector<uint64_t> starts{0};
+    int64_t rows = 0;
+    for (const std::string& part : f.parts) {
+      const ExpectedTensor& e = *by_name.at(part);
+      views.push_back(&file.at(report.stored_names.at(part)));
+      rows += e.shape[0];
+      starts.push_back(starts.back() + static_cast<uint64_t>(e.shape[0] * e.shape[1]));
+    }
+    place(f.name, {rows, by_name.at(f.parts.front())->shape[1]}, es,
+          [views, starts, convert, es](std::byte* out, uint64_t first, uint64_t count) {
+            const uint64_t begin = first / es, end = (first + count) / es;
+            for (size_t i = 0; i < views.size(); ++i) {
+              const uint64_t lo = std::max(begin, starts[i]), hi = std::min(end, starts[i + 1]);
+              if (lo < hi) convert(*views[i], lo - starts[i], 1, out + (lo - begin) * es, hi - lo);
+            }
+          });
   }
   // The tensors' buffers are shared_ptr-owned: moving the Tensor into the map kept job.dst valid.
   if (deferred) {

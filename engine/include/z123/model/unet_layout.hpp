@@ -58,6 +58,9 @@ struct UNetLayout {
 
   // attn1 layers in forward order's count: every BasicTransformerBlock of every transformer.
   std::int64_t self_attention_layers() const;
+  // Their checkpoint prefixes ("down_blocks.0.attentions.0.transformer_blocks.0.attn1"), in no
+  // particular order.
+  std::vector<std::string> self_attention_prefixes() const;
   // Every resnet, in forward order (down blocks, mid, up blocks).
   std::vector<const ResnetDecl*> resnets() const;
 };

@@ -50,22 +50,20 @@ struct AttentionLayers {
   std::string q, k, v, out;
 };
 
-// Where an attention block's keys and values come from and go (the default: projected from the
-// block's own input into scratch tensors).
+// Where an attention block's keys and values come from (the default: projected from the block's
+// own input into scratch tensors).
 struct AttentionKeyValues {
   const Tensor* source = nullptr;                      // project from this [B, L, C'] (cross-attention)
   const Tensor *given_k = nullptr, *given_v = nullptr; // already projected: no projection here
-  const Tensor *store_k = nullptr, *store_v = nullptr; // project into these (they outlive the pass)
-  kernels::AttnOperand extra_k, extra_v;               // joined after the keys/values (reference tokens)
-  bool stop_after_store = false; // only store the keys/values (the reference write pass's last layer)
 };
 
-// The attention sub-layer of every network (diffusers Attention in the UNet and the VAE, CLIP's
-// self-attention): keys and values (see AttentionKeyValues), queries of `normed`, attention over
+// The attention sub-layer of every network (diffusers Attention in the UNet's cross-attention
+// and the VAE, CLIP's self-attention; the UNet's self-attention fuses its projections:
+// nets::UNet): keys and values (see AttentionKeyValues), queries of `normed`, attention over
 // `heads` heads, then the out projection with `residual` added in its epilogue. Takes `normed`
 // [B, N, C] over (it is released once the queries exist) and returns residual + out(...) as a
-// new [B, N, C] tensor, or an empty tensor when stop_after_store. by_gemm: the single 512-wide
-// head of the VAE, through single_head_attention_by_gemm instead of the flash kernels.
+// new [B, N, C] tensor. by_gemm: the single 512-wide head of the VAE, through
+// single_head_attention_by_gemm instead of the flash kernels.
 Tensor attention_block(NetContext& c, const AttentionLayers& layers, Tensor normed, const Tensor& residual,
                        int64_t heads, bool causal, const AttentionKeyValues& kv = {}, bool by_gemm = false);
 

@@ -46,12 +46,21 @@ struct WeightPlacement {
   bool take_turns = false;
 };
 
+// Checkpoint tensors of one width stored as one tensor, concatenated along dim 0 in the order of
+// `parts`, under a name of their own; the parts are not stored separately. One GEMM then does the
+// work of several (the UNet's self-attention projections: nets::UNet).
+struct FusedWeight {
+  std::string name;               // "…attn1.to_kvq.weight"
+  std::vector<std::string> parts; // checkpoint names, all 2-D with the same dim 1
+};
+
 class Weights {
 public:
   // deferred: collect the uploads there instead of uploading before returning (the tensors
-  // exist, with undefined contents, until deferred->run()).
+  // exist, with undefined contents, until deferred->run()). fused: see FusedWeight.
   Weights(vk::Device& device, const ModelFolder& folder, ModelModule module, DType storage,
-          WeightPlacement placement = {}, WeightUploads* deferred = nullptr);
+          WeightPlacement placement = {}, WeightUploads* deferred = nullptr,
+          const std::vector<FusedWeight>& fused = {});
 
   // Copies the host copies of weights that take turns back into their device tensors (nothing
   // for other placements).
