@@ -12,6 +12,15 @@
 // k_chunk) and writes raw fp32 partial sums to binding 4 at [z, M, N]; gemm_splitk_reduce.comp
 // adds them up and applies the epilogue (on GPUs, where few tiles would leave most of it idle).
 #extension GL_EXT_control_flow_attributes : require
+#ifndef TM
+#define TM 8
+#endif
+#ifndef TN
+#define TN 8
+#endif
+// GEGLU (common/gemm_io.glsl): an invocation's TN consecutive columns are TN / 2 values, then
+// their gates.
+#define GEGLU_UNIT (TN / 2)
 #include "common/gemm_io.glsl"
 
 layout(local_size_x_id = 0, local_size_y_id = 1) in;
@@ -20,13 +29,6 @@ layout(constant_id = 2) const bool VEC4 = false;
 layout(std430, binding = 0) readonly buffer XBuf4 { STORE_T4 x4[]; };
 layout(std430, binding = 1) readonly buffer WBuf4 { STORE_T4 w4[]; };
 layout(std430, binding = 4) writeonly buffer YBufPartial { float y_partial[]; };
-
-#ifndef TM
-#define TM 8
-#endif
-#ifndef TN
-#define TN 8
-#endif
 
 float acc[TM][TN];
 
@@ -67,7 +69,7 @@ void main() {
 
   // Rows/columns past the edge compute on a clamped copy of the last one; never stored.
   uint woff[TN];
-  [[unroll]] for (int j = 0; j < TN; ++j) woff[j] = min(n0 + j, pc.N - 1) * pc.K;
+  [[unroll]] for (int j = 0; j < TN; ++j) woff[j] = gemm_weight_row(min(n0 + j, pc.N - 1)) * pc.K;
 
   uint aoff[TM];
   bool ok[TM];
@@ -111,9 +113,13 @@ void main() {
   [[dont_unroll]] for (uint e = 0; e < TM * TN; ++e) {
     uint m = m0 + e / TN, n = n0 + e % TN;
     if (m >= pc.M || n >= pc.N) continue;
-    if (split)
+    if (split) {
       y_partial[(gl_WorkGroupID.z * pc.M + m) * pc.N + n] = vals[e];
-    else
+    } else if (gemm_geglu()) { // value columns store value * gelu(gate); gate columns nothing
+      uint f = geglu_output_col(n);
+      if (geglu_is_value(n)) y[m * (pc.N / 2u) + f] = STORE_Y(gemm_geglu_epilogue(vals[e], vals[e + GEGLU_UNIT], f));
+    } else {
       y[m * pc.N + n] = STORE_Y(gemm_epilogue(vals[e], m, n));
+    }
   }
 }

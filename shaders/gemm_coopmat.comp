@@ -120,7 +120,7 @@ void store8(uint m, uint n, float v[8]) {
   }
   uint act = (EPI >> GEMM_ACT_SHIFT) & 0xffu;
   [[unroll]] for (uint e = 0; e < 8; ++e) {
-    if (act == GEMM_ACT_GELU) v[e] = 0.5 * v[e] * (1.0 + gemm_erf(v[e] * 0.70710678118654752));
+    if (act == GEMM_ACT_GELU) v[e] = gemm_gelu(v[e]);
     else if (act == GEMM_ACT_SILU) v[e] = v[e] / (1.0 + exp(-v[e]));
   }
   uint idx = (m * pc.N + n) >> 3;
@@ -133,6 +133,36 @@ void store8(uint m, uint n, float v[8]) {
     }
   }
   y8[idx] = uvec4(pack2(v[0], v[1]), pack2(v[2], v[3]), pack2(v[4], v[5]), pack2(v[6], v[7]));
+}
+
+#if (WN % (2 * GEGLU_UNIT)) == 0
+#define GEGLU_OK // every subgroup block holds whole value/gate run pairs (all tilings but the narrow)
+// GEGLU epilogue for the value run at virtual columns c .. c+7 of row m (v) and its gate run (g):
+// 8 consecutive outputs (F % 16 == 0, so always one 16-byte store).
+void store8_geglu(uint m, uint c, float v[8], float g[8]) {
+  if (m >= pc.M || c >= pc.N) return;
+  uint f = geglu_output_col(c);
+  if ((EPI & GEMM_HAS_BIAS) != 0u) {
+    uvec4 bv = bias8[f >> 3], bg = bias8[(pc.N / 2u + f) >> 3];
+    [[unroll]] for (uint e = 0; e < 8; e += 2) {
+      vec2 fv = vec2(unpackFloat2x16(bv[e >> 1])), fg = vec2(unpackFloat2x16(bg[e >> 1]));
+      v[e] += fv.x;
+      v[e + 1] += fv.y;
+      g[e] += fg.x;
+      g[e + 1] += fg.y;
+    }
+  }
+  float o[8];
+  [[unroll]] for (uint e = 0; e < 8; ++e) o[e] = v[e] * gemm_gelu(g[e]);
+  y8[(m * (pc.N / 2u) + f) >> 3] = uvec4(pack2(o[0], o[1]), pack2(o[2], o[3]), pack2(o[4], o[5]), pack2(o[6], o[7]));
+}
+#endif
+
+// The 8 staged fp32 values at shared-memory unit `unit` (two uvec4).
+void staged8(uint unit, out float v[8]) {
+  uvec4 lo = smem[unit], hi = smem[unit + 1];
+  v = float[8](uintBitsToFloat(lo.x), uintBitsToFloat(lo.y), uintBitsToFloat(lo.z), uintBitsToFloat(lo.w),
+               uintBitsToFloat(hi.x), uintBitsToFloat(hi.y), uintBitsToFloat(hi.z), uintBitsToFloat(hi.w));
 }
 
 void main() {
@@ -192,16 +222,31 @@ void main() {
     subgroupBarrier();
     // A constant trip count: a loop the compiler cannot unroll would leave the enclosing one
     // rolled too, and the accumulators indexed dynamically (in memory: ~3x slower on an H100).
-    [[unroll]] for (uint t = 0; t < EPI_RUNS_PER_LANE; ++t) {
-      uint run = lane + t * SUBGROUP_SIZE;
-      if (run < CM_M * (WN / 8)) {
-        uint r = run / (WN / 8), q = run % (WN / 8);
-        uint unit = stg + r * STG + q * 2;
-        uvec4 lo = smem[unit], hi = smem[unit + 1];
-        float v[8] = float[8](uintBitsToFloat(lo.x), uintBitsToFloat(lo.y), uintBitsToFloat(lo.z),
-                              uintBitsToFloat(lo.w), uintBitsToFloat(hi.x), uintBitsToFloat(hi.y),
-                              uintBitsToFloat(hi.z), uintBitsToFloat(hi.w));
-        store8(tile_m0 + warp_m * WM + i * CM_M + r, tile_n0 + warp_n * WN + q * 8, v);
+#ifdef GEGLU_OK
+    if (gemm_geglu()) { // a constant per pipeline: each lane takes a value run and its gate run
+      [[unroll]] for (uint t = 0; t < (EPI_RUNS_PER_LANE + 1) / 2; ++t) {
+        uint pair = lane + t * SUBGROUP_SIZE; // value runs are the even-numbered pairs of 8 ...
+        if (pair < CM_M * (WN / 16)) {
+          uint r = pair / (WN / 16), p = pair % (WN / 16);
+          uint q = p / (GEGLU_UNIT / 8) * (2 * GEGLU_UNIT / 8) + p % (GEGLU_UNIT / 8); // ... of each 2 x unit
+          uint unit = stg + r * STG + q * 2;
+          float v[8], g[8];
+          staged8(unit, v);
+          staged8(unit + GEGLU_UNIT / 4, g); // the gate run, GEGLU_UNIT columns (4 per unit) on
+          store8_geglu(tile_m0 + warp_m * WM + i * CM_M + r, tile_n0 + warp_n * WN + q * 8, v, g);
+        }
+      }
+    } else
+#endif
+    {
+      [[unroll]] for (uint t = 0; t < EPI_RUNS_PER_LANE; ++t) {
+        uint run = lane + t * SUBGROUP_SIZE;
+        if (run < CM_M * (WN / 8)) {
+          uint r = run / (WN / 8), q = run % (WN / 8);
+          float v[8];
+          staged8(stg + r * STG + q * 2, v);
+          store8(tile_m0 + warp_m * WM + i * CM_M + r, tile_n0 + warp_n * WN + q * 8, v);
+        }
       }
     }
     subgroupMemoryBarrierShared(); // every lane has read the staging before it is overwritten

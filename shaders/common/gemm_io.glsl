@@ -91,6 +91,7 @@ layout(constant_id = 8) const uint GEO_UPSAMPLE = 0u;
 #endif
 #define GEMM_ACT_GELU 1u
 #define GEMM_ACT_SILU 2u
+#define GEMM_ACT_GEGLU 3u // see gemm_geglu() below
 
 // Row tile index of this workgroup; grids with more than 65535 row tiles use z as well.
 uint gemm_m_tile() { return gl_WorkGroupID.y + gl_WorkGroupID.z * pc.m_groups_y; }
@@ -105,12 +106,15 @@ float gemm_erf(float v) {
   return v < 0.0 ? -r : r;
 }
 
+// Exact (erf) GELU.
+float gemm_gelu(float v) { return 0.5 * v * (1.0 + gemm_erf(v * 0.70710678118654752)); }
+
 // bias and activation of column n, in fp32 (the first part of gemm_epilogue).
 float gemm_bias_act(float v, uint n) {
   if ((GEMM_FLAGS & GEMM_HAS_BIAS) != 0u) v += LOAD(bias[n]);
   uint act = (GEMM_FLAGS >> GEMM_ACT_SHIFT) & 0xffu;
   if (act == GEMM_ACT_GELU) {
-    v = 0.5 * v * (1.0 + gemm_erf(v * 0.70710678118654752));
+    v = gemm_gelu(v);
   } else if (act == GEMM_ACT_SILU) {
     v = v / (1.0 + exp(-v)); // exp overflow to inf gives -0, the right limit
   }
@@ -122,6 +126,37 @@ float gemm_epilogue(float v, uint m, uint n) {
   v = gemm_bias_act(v, n);
   if ((GEMM_FLAGS & GEMM_HAS_RESIDUAL) != 0u) v += LOAD(residual[m * pc.N + n]);
   return v;
+}
+
+// GEGLU (the UNet feed-forward's first projection, diffusers' GEGLU; kernels::linear_geglu): the
+// weight is [value rows F | gate rows F] (N = 2F, bias [2F]) and y is [M, F], y[m, f] =
+// value * gelu(gate), so the [M, 2F] product is never stored. The kernel's columns are virtual:
+// they interleave the two halves in runs of GEGLU_UNIT (a value run, then the gate run of the same
+// outputs), so that each output's two sums meet in one invocation (gemm.comp: GEGLU_UNIT is half
+// an invocation's columns) or one subgroup's staged block (gemm_coopmat.comp: 16). The host sends
+// it only with F % 16 == 0, unsplit K, and to those two kernels (the cooperative-matrix one fixes
+// its epilogue per pipeline, so no other pipeline compiles any of this).
+#ifndef GEGLU_UNIT
+#define GEGLU_UNIT 16
+#endif
+bool gemm_geglu() { return ((GEMM_FLAGS >> GEMM_ACT_SHIFT) & 0xffu) == GEMM_ACT_GEGLU; }
+// Whether virtual column c holds a value (else a gate, GEGLU_UNIT columns after its value).
+bool geglu_is_value(uint c) { return c % (2u * GEGLU_UNIT) < GEGLU_UNIT; }
+// The output column f that virtual column c contributes to.
+uint geglu_output_col(uint c) { return c / (2u * GEGLU_UNIT) * GEGLU_UNIT + c % GEGLU_UNIT; }
+// The weight row (and bias entry) behind virtual column c.
+uint gemm_weight_row(uint c) {
+  if (!gemm_geglu()) return c;
+  uint f = geglu_output_col(c);
+  return geglu_is_value(c) ? f : pc.N / 2u + f;
+}
+// Output f from its value and gate sums: bias on both, then value * gelu(gate), in fp32.
+float gemm_geglu_epilogue(float value, float gate, uint f) {
+  if ((GEMM_FLAGS & GEMM_HAS_BIAS) != 0u) {
+    value += LOAD(bias[f]);
+    gate += LOAD(bias[pc.N / 2u + f]);
+  }
+  return value * gemm_gelu(gate);
 }
 
 // Output pixel m = (b, oy, ox) of a convolution, as the top-left input coordinate of its

@@ -87,6 +87,9 @@ uvec4 load_a(uint p, uint row, uint k, TapPos t) {
 uvec4 load_b(uint row, uint k) {
   uint n = tile_n0 + row;
   if (n >= pc.N) return uvec4(0);
+#ifdef GEMM_EPI_SPEC_ID
+  n = gemm_weight_row(n); // GEGLU's virtual columns (gemm_io.glsl); n itself in other pipelines
+#endif
   if (VEC8) return k < G_K ? w8[(n * G_K + k) >> 3] : uvec4(0);
   float v[8];
   [[unroll]] for (uint e = 0; e < 8; ++e) v[e] = k + e < G_K ? LOAD(w[n * G_K + k + e]) : 0.0;

@@ -62,9 +62,63 @@ protected:
           test::reference_linear(test::abs_values(xv), test::abs_values(wv), {}, {}, M, N, K, Epilogue::None);
     EXPECT_TRUE(test::gemm_close(download(device(), y), ref, dt, fp16_sums ? &abs_products : nullptr));
   }
+
+  // y = value * gelu(gate) with [value | gate] = x · w^T + bias, w [2F, K] (linear_geglu), against
+  // the float64 reference; where the route has no fused kernel, linear_geglu must refuse.
+  void check_geglu(const std::vector<int64_t>& lead, int64_t K, int64_t F, bool with_bias) {
+    const DType dt = GetParam().dtype;
+    const uint64_t seed = test::test_seed();
+    SCOPED_TRACE("seed " + std::to_string(seed) + " (Z123_TEST_SEED), K " + std::to_string(K) + ", F " +
+                 std::to_string(F));
+    int64_t M = 1;
+    for (int64_t d : lead) M *= d;
+    std::vector<int64_t> xs = lead, ys = lead;
+    xs.push_back(K);
+    ys.push_back(F);
+    const float wscale = 2.0f / std::sqrt(static_cast<float>(K));
+    auto xv = test::as_stored(test::random_uniform(M * K, seed, -1, 1), dt);
+    auto wv = test::as_stored(test::random_uniform(2 * F * K, seed + 1, -wscale, wscale), dt);
+    std::vector<float> bv;
+    if (with_bias) bv = test::as_stored(test::random_uniform(2 * F, seed + 2, -0.5f, 0.5f), dt);
+    Tensor x = test::device_tensor(device(), dt, xs, xv, "x");
+    Tensor w = test::device_tensor(device(), dt, {2 * F, K}, wv, "w");
+    Tensor y = make_tensor(device(), dt, ys, "y");
+    std::unique_ptr<Tensor> b;
+    if (with_bias) b = std::make_unique<Tensor>(test::device_tensor(device(), dt, {2 * F}, bv, "bias"));
+    vk::Recording rec(device());
+    if (!kernels::linear_geglu_fuses(*kernels_, dt, 2 * F)) {
+      EXPECT_THROW(kernels::linear_geglu(*kernels_, rec, x, w, b.get(), y), Error);
+      return;
+    }
+    test::poison(device(), y);
+    kernels::linear_geglu(*kernels_, rec, x, w, b.get(), y);
+    rec.finish();
+    device().run(rec);
+    auto proj = test::reference_linear(xv, wv, bv, {}, M, 2 * F, K, Epilogue::None);
+    std::vector<double> ref(static_cast<size_t>(M * F));
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t f = 0; f < F; ++f)
+        ref[size_t(m * F + f)] =
+            proj[size_t(m * 2 * F + f)] * test::reference_activation(proj[size_t(m * 2 * F + F + f)], Epilogue::Gelu);
+    EXPECT_TRUE(test::gemm_close(download(device(), y), ref, dt, nullptr));
+  }
 };
 
 } // namespace
+
+// GEGLU in the projection's epilogue: element-wise loads (K odd), several column tiles with a
+// partial last one, no bias, and more rows than one tile at a wider F (the UNet's 1,280 would be
+// slow on lavapipe; F 160 keeps its 32-column runs).
+TEST_P(Linear, GegluOddK) { check_geglu({37}, 45, 32, true); }
+TEST_P(Linear, GegluPartialColumnTile) { check_geglu({2, 70}, 96, 144, true); }
+TEST_P(Linear, GegluWithoutBias) { check_geglu({300}, 64, 48, false); }
+TEST_P(Linear, GegluManyRows) { check_geglu({2, 150}, 64, 160, true); }
+// F % 16 != 0: no fused kernel pairs those columns; linear_geglu refuses on every route.
+TEST_P(Linear, GegluRefusesUnpairedWidth) {
+  const DType dt = GetParam().dtype;
+  EXPECT_FALSE(kernels::linear_geglu_fuses(*kernels_, dt, 2 * 24));
+  check_geglu({5}, 16, 24, true);
+}
 
 TEST_P(Linear, PlainOddShape) { check({37}, 45, 29, false, false, Epilogue::None); }
 TEST_P(Linear, BiasLeadingDims) { check({2, 3, 17}, 64, 40, true, false, Epilogue::None); }

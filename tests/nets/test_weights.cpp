@@ -43,11 +43,11 @@ TEST_F(FusedWeights, HoldTheirPartsRowsInOrder) {
 TEST_F(FusedWeights, RefuseGroupsThatDoNotFit) {
   ModelFolder folder = ModelFolder::open(test::tiny_model_dir());
   const std::vector<std::vector<std::string>> bad{
-      {kAttn + ".to_k.weight", kAttn + ".no_such.weight"},                 // missing
-      {kAttn + ".to_k.weight", kAttn + ".to_out.0.bias"},                  // not 2-D
-      {kAttn + ".to_k.weight", "down_blocks.0.resnets.0.conv1.weight"},    // 4-D
+      {kAttn + ".to_k.weight", kAttn + ".no_such.weight"},                                         // missing
+      {kAttn + ".to_k.weight", kAttn + ".to_out.0.bias"},                                          // not 2-D
+      {kAttn + ".to_k.weight", "down_blocks.0.resnets.0.conv1.weight"},                            // 4-D
       {kAttn + ".to_k.weight", "down_blocks.0.attentions.0.transformer_blocks.0.ff.net.2.weight"}, // wider
-      {kAttn + ".to_k.weight", kAttn + ".to_k.weight"},                    // twice
+      {kAttn + ".to_k.weight", kAttn + ".to_k.weight"},                                            // twice
   };
   for (const auto& parts : bad) {
     SCOPED_TRACE(parts[1]);

@@ -12,6 +12,7 @@ namespace z123::kernels::detail {
 namespace {
 
 constexpr uint32_t kFlagBias = 1, kFlagResidual = 2, kActShift = 8;
+constexpr uint32_t kActGeglu = 3; // GEMM_ACT_GEGLU of common/gemm_io.glsl, past Epilogue's codes
 // Row tiles per grid dimension: the Vulkan minimum for maxComputeWorkGroupCount[1..2].
 constexpr uint32_t kMaxGroups = 65535;
 uint32_t g_max_groups = kMaxGroups; // lowered by tests to exercise the split on small problems
@@ -348,6 +349,10 @@ bool gemm_uses_tiled_portable(const Kernels& kernels, DType dtype, uint32_t n, b
          portable_kernel(kernels, dtype) != PortableGemm::Plain && !raw_f32 && n >= kTiledMinN;
 }
 
+bool gemm_fuses_geglu(const Kernels& kernels, DType dtype, uint32_t n) {
+  return n > 0 && n % 32 == 0 && !gemm_uses_tiled_portable(kernels, dtype, n, false);
+}
+
 bool gemm_sums_fp16_products(const Kernels& kernels, DType dtype, uint32_t n, bool raw_f32) {
   return gemm_uses_tiled_portable(kernels, dtype, n, raw_f32) && kernels.portable_packed_products();
 }
@@ -433,8 +438,10 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
 
   GemmPush push = p.geometry;
   if (push.M == 0 || push.N == 0) return;
-  push.flags =
-      (p.bias ? kFlagBias : 0) | (p.residual ? kFlagResidual : 0) | (static_cast<uint32_t>(p.act) << kActShift);
+  if (p.geglu && !gemm_fuses_geglu(kernels, x.dtype, push.N))
+    throw internal_error(std::string(op) + ": no kernel on this route fuses GEGLU for N = " + std::to_string(push.N));
+  push.flags = (p.bias ? kFlagBias : 0) | (p.residual ? kFlagResidual : 0) |
+               ((p.geglu ? kActGeglu : static_cast<uint32_t>(p.act)) << kActShift);
   const uint32_t run = contiguous_k_run(push, p.conv);
 
   std::vector<vk::Binding> bindings{vk::in(x.buf()), vk::in(w.buf()), vk::in(p.bias ? p.bias->buf() : x.buf()),
@@ -444,7 +451,8 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   // The profile label's detail: the problem and its epilogue ("19200x320x1280+bias+res").
   const std::string shape = std::to_string(push.M) + "x" + std::to_string(push.N) + "x" + std::to_string(push.K) +
                             (p.bias ? "+bias" : "") + (p.residual ? "+res" : "") +
-                            (p.act == Epilogue::Gelu   ? "+gelu"
+                            (p.geglu                   ? "+geglu"
+                             : p.act == Epilogue::Gelu ? "+gelu"
                              : p.act == Epilogue::Silu ? "+silu"
                                                        : "");
 
@@ -467,7 +475,9 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     if (x.dtype == DType::F16) base += "_out32"; // fp32 y from fp16 inputs (f32 inputs: plain)
   }
 
-  if (gemm_uses_coopmat2(kernels, x.dtype, push.N)) {
+  // GEGLU takes the v1/KHR kernel where the context would use coopmat2: the latter's epilogue
+  // works on whole accumulator matrices, which cannot pair columns.
+  if (!p.geglu && gemm_uses_coopmat2(kernels, x.dtype, push.N)) {
     // Tuning::gemm_cm2_tile_n (Z123_GEMM_CM2_TILE_N=128|256) pins the tile width (benchmarks
     // compare the two).
     const uint32_t forced = kernels.tuning().gemm_cm2_tile_n;
@@ -510,7 +520,9 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     if (tilings && !narrow) tile = khr_tile_override(kernels, tile);
     const uint32_t row_tiles = div_up(push.M, tile.m), col_tiles = div_up(push.N, tile.n);
     const bool default_tiles = tile.m == kCoopTileM && tile.n == kCoopTileN;
-    const uint32_t splits = coopmat_split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K, default_tiles);
+    // GEGLU pairs its columns in this kernel's epilogue, which the split-K reduce does not.
+    const uint32_t splits =
+        p.geglu ? 1 : coopmat_split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K, default_tiles);
     const uint32_t k_chunk = splits_k(splits, row_tiles) ? split_k_chunk(push.K, splits) : 0;
     const vk::Pipeline& pipe =
         kernels.pipeline(composed_variant(base + cm.api + tile.suffix + cm.shape, x.dtype), 5, sizeof push,
@@ -548,7 +560,8 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
                                               {wg_n, wg_m, run % 4 == 0 ? 1u : 0u});
   const uint32_t row_tiles = div_up(push.M, wg_m * rows), col_tiles = div_up(push.N, wg_n * cols);
   // Raw fp32 output (matmul_f32) has no epilogue to defer, and keeps one K range.
-  const uint32_t splits = p.raw_f32 ? 1 : portable_split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K);
+  const uint32_t splits =
+      p.raw_f32 || p.geglu ? 1 : portable_split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K);
   record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles, splits, x.dtype, shape);
 }
 

@@ -34,6 +34,7 @@ struct GemmProblem {
   Epilogue act = Epilogue::None;
   bool conv = false;
   bool raw_f32 = false; // y is F32 and gets the raw sums (matmul_f32): no epilogue
+  bool geglu = false;   // kernels::linear_geglu: y [M, N / 2] = value * gelu(gate), K unsplit
   GemmPush geometry;    // M, N, K and (conv) the geometry fields; flags/m_groups_y are filled in
 };
 
@@ -42,6 +43,10 @@ struct GemmProblem {
 GemmProblem make_gemm_problem(const char* op, const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor& y,
                               Epilogue act, const Tensor* residual, const std::vector<int64_t>& out);
 
+// Whether record_gemm runs linear_geglu's fused epilogue for this dtype and N (2F): the plain
+// portable and the cooperative-matrix kernels have it (F % 16 == 0); the tiled portable one does
+// not (where it runs, the UNet projects and gates in two passes).
+bool gemm_fuses_geglu(const Kernels& kernels, DType dtype, uint32_t n);
 // Whether this context sends problems of this dtype to the cooperative-matrix kernel.
 bool gemm_uses_coopmat(const Kernels& kernels, DType dtype);
 // Whether it sends problems of this dtype and output width n to the NV cooperative matrix 2

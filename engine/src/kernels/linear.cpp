@@ -39,6 +39,24 @@ void linear(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor&
   detail::record_gemm(kernels, rec, "linear", p);
 }
 
+bool linear_geglu_fuses(const Kernels& kernels, DType dtype, int64_t weight_rows) {
+  return weight_rows > 0 && weight_rows < (int64_t{1} << 31) &&
+         detail::gemm_fuses_geglu(kernels, dtype, static_cast<uint32_t>(weight_rows));
+}
+
+void linear_geglu(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& w, const Tensor* bias,
+                  const Tensor& y) {
+  std::vector<int64_t> out = linear_output_shape(x, w);
+  if (!linear_geglu_fuses(kernels, x.dtype, w.dim(0)))
+    throw unsupported("linear_geglu: weight " + w.describe() + " on this route: the fused GEGLU needs 2F % 32 == 0 " +
+                      "and a kernel with its epilogue (linear_geglu_fuses)");
+  out.back() = w.dim(0) / 2;
+  detail::GemmProblem p = detail::make_gemm_problem("linear_geglu", x, w, bias, y, Epilogue::None, nullptr, out);
+  p.geglu = true;
+  set_dense_geometry(p, x, w);
+  detail::record_gemm(kernels, rec, "linear_geglu", p);
+}
+
 void matmul_f32(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& w, const Tensor& y) {
   std::vector<int64_t> out = linear_output_shape(x, w);
   if (y.dtype != DType::F32) throw invalid_argument("matmul_f32: y " + y.describe() + " must be F32");

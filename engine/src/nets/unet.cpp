@@ -161,12 +161,17 @@ struct UNet::Pass {
     Tensor n3 = c.ws.acquire(dt, {B, N, C}, p + "norm3");
     layer_norm(c.k, c.rec, h2, c.w.at(p + "norm3.weight"), c.w.at(p + "norm3.bias"), n3, ln_eps);
     const Tensor& w_in = c.w.at(p + "ff.net.0.proj.weight");
-    Tensor proj = c.ws.acquire(dt, {B, N, w_in.dim(0)}, p + "ff.proj");
-    linear(c.k, c.rec, n3, w_in, &c.w.at(p + "ff.net.0.proj.bias"), proj);
-    c.ws.release(n3);
+    const Tensor& b_in = c.w.at(p + "ff.net.0.proj.bias");
     Tensor g = c.ws.acquire(dt, {B, N, w_in.dim(0) / 2}, p + "ff.geglu");
-    geglu(c.k, c.rec, proj, g);
-    c.ws.release(proj);
+    if (linear_geglu_fuses(c.k, dt, w_in.dim(0))) { // the gate in the projection's epilogue
+      linear_geglu(c.k, c.rec, n3, w_in, &b_in, g);
+    } else {
+      Tensor proj = c.ws.acquire(dt, {B, N, w_in.dim(0)}, p + "ff.proj");
+      linear(c.k, c.rec, n3, w_in, &b_in, proj);
+      geglu(c.k, c.rec, proj, g);
+      c.ws.release(proj);
+    }
+    c.ws.release(n3);
     h = c.ws.acquire(dt, {B, N, C}, p + "h3");
     linear(c.k, c.rec, g, c.w.at(p + "ff.net.2.weight"), &c.w.at(p + "ff.net.2.bias"), h, Epilogue::None, &h2);
     c.ws.release(g);

@@ -35,6 +35,21 @@ enum class Epilogue : uint32_t {
 void linear(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor& y,
             Epilogue act = Epilogue::None, const Tensor* residual = nullptr);
 
+// The feed-forward's GEGLU projection in one pass (diffusers' GEGLU):
+//   [value | gate] = x · wᵀ + bias,  y = value * gelu(gate)  (exact erf GELU)
+// x: [..., K], w: [2F, K] (value rows first, then gate rows, as the checkpoint stores them),
+// bias: [2F] or nullptr, y: [..., F]. The GEMM's epilogue pairs each output's value and gate sums,
+// so the [..., 2F] product is never stored; the same as linear() followed by geglu() but for one
+// rounding fewer. Only where linear_geglu_fuses() (else Unsupported); InvalidArgument on shape or
+// dtype errors, as linear().
+void linear_geglu(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& w, const Tensor* bias,
+                  const Tensor& y);
+// Whether linear_geglu() runs for a projection of `weight_rows` (2F) outputs of this dtype on this
+// context: F % 16 == 0, and a kernel with the fused epilogue (the cooperative-matrix kernels and
+// the plain portable one; not the tiled portable one, whose main loop ran slower with more
+// epilogue code: bench/NOTES.md session 14).
+bool linear_geglu_fuses(const Kernels& kernels, DType dtype, int64_t weight_rows);
+
 // In words, the kernels linear() and conv2d() take for this dtype on this context (what
 // zero123pp-devices prints), e.g. "khr-coopmat 16x16x16, 128 x 128 tiles (...)".
 std::string gemm_route(const Kernels& kernels, DType dtype);
