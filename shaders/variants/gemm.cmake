@@ -83,10 +83,21 @@ foreach(kind "" "_conv")
   z123_shader(NAME gemm${kind}_khr_w4x2_f16 SOURCE gemm_coopmat.comp
               DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} WARPS_M=4 WARPS_N=2 REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3
               BENCH)
+  # Bench-only: 4 x 4 subgroups of 32 x 32 with double-buffered BK 32 (53.9 ms/step against 46.1 for
+  # the single-buffered w4x4 below, bench/NOTES.md session 16 run 3).
+  z123_shader(NAME gemm${kind}_khr_w4x4s2_f16 SOURCE gemm_coopmat.comp
+              DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} WARPS_M=4 WARPS_N=4 BK=32 STAGES=2 REQUIRES KHR_COOPMAT
+              TARGET_ENV vulkan1.3 BENCH)
   # 4-subgroup tilings with 32-deep K steps, each subgroup 64 x 32 as in the default: 152-154
   # registers per invocation on an H100 against the default's 167-178, so three of these
   # workgroups share an SM where one default workgroup sits alone. gemm_dispatch.cpp picks them
   # by how the tiles fill whole waves of SMs (bench/NOTES.md session 5).
+  # 128 x 128 tiles on 4 x 4 subgroups of 32 x 32 (512 invocations): a workgroup that size must fit
+  # 128 registers per invocation (97-128 here, against 167-178 for the 2 x 4 default above), so an
+  # SM runs 16 warps instead of 8. gemm_dispatch.cpp takes it wherever the KHR rule says 128 x 128
+  # (khr_square_tiles_win); the 2 x 4 one stays for the fp32 raw products and other fragment shapes.
+  z123_shader(NAME gemm${kind}_khr_w4x4_f16 SOURCE gemm_coopmat.comp
+              DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} WARPS_M=4 WARPS_N=4 REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3)
   # 128 x 64 tiles on 2 x 2 subgroups: for N = 320, whose last 128-wide column tile is half padding.
   z123_shader(NAME gemm${kind}_khr_t128x64_f16 SOURCE gemm_coopmat.comp
               DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BN=64 WARPS_M=2 WARPS_N=2 BK=32 REQUIRES KHR_COOPMAT

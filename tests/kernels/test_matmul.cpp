@@ -416,3 +416,18 @@ TEST(GemmTiles, SmallTilesWhereTheyFillWholeWaves) {
   EXPECT_EQ(choose_khr_tiling(262144, 128, true, 132), KhrTiling::Rows64);   // N <= 128
   EXPECT_EQ(choose_khr_tiling(262144, 128, true, 0), KhrTiling::Default);    // SM count unknown
 }
+
+// Where 128 x 128 tiles (on 16 subgroups) take over from the 64 x 128 ones the waves rule picked:
+// two or more waves of them (bench/NOTES.md session 16, run 4).
+TEST(GemmTiles, SquareTilesWhereTheyMakeTwoWaves) {
+  using kernels::detail::khr_square_tiles_win;
+  EXPECT_FALSE(khr_square_tiles_win(4800, 640, 132));  // 190 tiles: 1.4 waves, 64 x 128 stays
+  EXPECT_FALSE(khr_square_tiles_win(2048, 1280, 132)); // 160
+  EXPECT_FALSE(khr_square_tiles_win(8192, 320, 132));  // 192
+  EXPECT_TRUE(khr_square_tiles_win(8192, 640, 132));   // 320: 2.4 waves
+  EXPECT_TRUE(khr_square_tiles_win(19200, 640, 132));  // 750
+  EXPECT_TRUE(khr_square_tiles_win(4800, 1280, 132));  // 380
+  EXPECT_TRUE(khr_square_tiles_win(614400, 128, 132)); // the VAE decoder's N = 128 convs
+  EXPECT_TRUE(khr_square_tiles_win(33792, 128, 132));  // exactly 264 tiles
+  EXPECT_FALSE(khr_square_tiles_win(33664, 128, 132)); // 263
+}

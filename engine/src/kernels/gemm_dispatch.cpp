@@ -199,6 +199,9 @@ struct CoopTile {
 const CoopTile kKhrRows64{"_t64x128", kSmallTile, kCoopTileN};
 const CoopTile kKhrCols64{"_t128x64", kCoopTileM, kSmallTile};
 const CoopTile kKhrWide{"_t128x256", 128, 256};
+// 128 x 128 on 4 x 4 subgroups of 32 x 32 (512 invocations): what the KHR path runs where the
+// rule says 128 x 128 (record_gemm; khr_square_tiles_win).
+const CoopTile kKhrSixteen{"_w4x4", kCoopTileM, kCoopTileN};
 
 // The tilings Tuning::gemm_tile (Z123_GEMM_TILE=<name>) may pick instead of the automatic choice
 // (for measuring them on a GPU): the default 128 x 128 and those of shaders/variants/gemm.cmake.
@@ -208,6 +211,8 @@ const std::vector<CoopTile>& khr_tilings() {
                                              {"_t256x128", 256, 128},
                                              {"_k32s2", 128, 128},
                                              {"_w4x2", 128, 128},
+                                             kKhrSixteen,
+                                             {"_w4x4s2", 128, 128},
                                              kKhrRows64,
                                              kKhrCols64};
   return tilings;
@@ -299,6 +304,17 @@ uint32_t choose_split_k_by_waves(uint64_t tiles, uint32_t K, uint32_t rule, uint
   return best;
 }
 
+// A 512-invocation workgroup must fit 128 registers per invocation (the driver gave the 8-subgroup
+// default 167-178, the 16-subgroup one 97-128), so an SM holds 16 warps instead of 8 (bench/NOTES.md
+// session 16, runs 3-4). Measured per step on an H100: the 16-subgroup tile in place of the
+// default alone 45.7-46.0 ms against 46.7-46.8; also in place of every 64 x 128 tile 45.9-46.1;
+// also in place of the 64 x 128 tiles where 128 x 128 ones make two or more waves 45.4 (this
+// rule); everywhere, 128 x 64 and 128 x 256 included, 46.3. Where 128 x 128 tiles make fewer
+// waves, the 64 x 128 ones still fill the SMs better (4800 x 640 x 5760: 196 against 229 us).
+bool khr_square_tiles_win(uint32_t M, uint32_t N, uint32_t sms) {
+  return uint64_t{div_up(M, kCoopTileM)} * div_up(N, kCoopTileN) >= 2ull * sms;
+}
+
 KhrTiling choose_khr_tiling(uint32_t M, uint32_t N, bool conv, uint32_t sms) {
   if (sms == 0 || M < kSmallTileMinM) return KhrTiling::Default;
   if (N <= kCoopTileN) return KhrTiling::Rows64;
@@ -376,6 +392,7 @@ std::string describe_route(const Kernels& kernels, DType dtype) {
     return "nv-coopmat 16x16x16, 128 x 128 tiles (N <= 16: 128 x 16)";
   std::string r = "khr-coopmat " + shape_name(*s) + ", 128 x 128 tiles (N <= 16: 128 x 16)";
   if (*s->suffix) return r;
+  r = "khr-coopmat " + shape_name(*s) + ", 128 x 128 tiles on 16 subgroups (N <= 16: 128 x 16)";
   const uint32_t sms = kernels.device().info().compute_units;
   return r +
          (sms ? ", 64 x 128 / 128 x 64 where they fill waves of " + std::to_string(sms) + " SMs better"
@@ -517,6 +534,10 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     else if (tilings && !narrow && p.conv &&
              uint64_t{div_up(push.M, kKhrWide.m)} * div_up(push.N, kKhrWide.n) >= kCoopWideMinGroups)
       tile = kKhrWide;
+    // The 128 x 128 tile runs on 16 subgroups of 32 x 32 (khr_square_tiles_win).
+    if (tilings && !narrow &&
+        (tile.suffix.empty() || (small == KhrTiling::Rows64 && khr_square_tiles_win(push.M, push.N, sms))))
+      tile = kKhrSixteen;
     if (tilings && !narrow) tile = khr_tile_override(kernels, tile);
     const uint32_t row_tiles = div_up(push.M, tile.m), col_tiles = div_up(push.N, tile.n);
     const bool default_tiles = tile.m == kCoopTileM && tile.n == kCoopTileN;

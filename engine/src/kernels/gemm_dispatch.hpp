@@ -88,6 +88,10 @@ void force_portable_split_k_for_testing(uint32_t splits);
 // the SMs better (gemm_dispatch.cpp says how; always the default when sms is 0, unknown).
 enum class KhrTiling { Default, Rows64, Cols64 };
 KhrTiling choose_khr_tiling(uint32_t M, uint32_t N, bool conv, uint32_t sms);
+// The default 128 x 128 tile runs on 16 subgroups of 32 x 32 on the KHR path (gemm_khr_w4x4),
+// which also takes over from the 64 x 128 tiles choose_khr_tiling picked where this says so:
+// 128 x 128 tiles make two or more waves over the SMs.
+bool khr_square_tiles_win(uint32_t M, uint32_t N, uint32_t sms);
 
 // How many K ranges a split-K cooperative-matrix GEMM with `tiles` default (one per SM) output
 // tiles runs on `sms` SMs, given that the count rule chose to split into `rule` ranges: the
