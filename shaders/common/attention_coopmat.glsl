@@ -118,7 +118,17 @@ layout(std430, binding = 5) writeonly buffer OBuf { uvec4 o8[]; };
 #define KV_AREA (2 * STAGE_UNITS) // two stages: one barrier per tile
 #define Q_AREA (QB * LDK)
 #define SCR_BASE ((KV_AREA) > (Q_AREA) ? (KV_AREA) : (Q_AREA))
+#ifdef ATTN_QUAD_ONLY
+// Bench-only (NVIDIA): the quad route alone, without the generic route's scratch, so that 16
+// subgroups' Q staging and K/V stages fit 48 KiB. Needs the quad layout and P converted in
+// registers (a device where the default takes the quad route and the _cv variant).
+#if !QUAD_POSSIBLE || !(CM_ACC_TO_A && CM_N == CM_K)
+#error "ATTN_QUAD_ONLY needs the quad route and P converted in registers"
+#endif
+#define IDX_BASE SCR_BASE
+#else
 #define IDX_BASE (SCR_BASE + ATTN_NW * SCR_UNITS) // the element-index matrix, CM_M x LDS units
+#endif
 shared uvec4 smem[IDX_BASE + CM_M * LDS];
 
 const float NEG_INF = -1.0 / 0.0;
@@ -415,8 +425,12 @@ void main() {
     quad_ok = quad_ok && (row == g || row == g + 8);
     if (row >= 8) upmask |= 1u << i;
   }
+#ifdef ATTN_QUAD_ONLY
+  attend(true, upmask, warp, lane, q0);
+#else
   if (subgroupAll(quad_ok)) attend(true, upmask, warp, lane, q0);
   else attend(false, upmask, warp, lane, q0);
+#endif
 #else
   attend(false, upmask, warp, lane, q0);
 #endif

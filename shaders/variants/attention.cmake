@@ -60,6 +60,15 @@ z123_shader(NAME attention_d64_khrcm_generic_f16 SOURCE attention.comp
 z123_shader(NAME attention_d64_khrcm_cv_f16 SOURCE attention.comp
             DEFINES HEAD_DIM=64 ATTN_COOPMAT COOPMAT_KHR COOPMAT_NV_CONVERT DTYPE_F16 REQUIRES NV_COOPMAT2
             TARGET_ENV vulkan1.3)
+# 16 subgroups (512 invocations, 256 queries per workgroup: at most 128 registers, 16 warps per SM
+# instead of 8), the quad route alone so that it fits 48 KiB: the default where the device's
+# accumulators are laid out in quads (the layout probe below says so) and khrcm_cv runs.
+z123_shader(NAME attention_d64_khrcm_cv_nw16_f16 SOURCE attention.comp
+            DEFINES HEAD_DIM=64 ATTN_COOPMAT COOPMAT_KHR COOPMAT_NV_CONVERT DTYPE_F16 ATTN_NW=16 ATTN_QUAD_ONLY
+            REQUIRES NV_COOPMAT2 TARGET_ENV vulkan1.3)
+# The accumulator layout probe (kernels::Kernels::khr_accumulator_rows_in_quads), 16 x 16 fp32.
+z123_shader(NAME coopmat_layout_probe SOURCE coopmat_layout_probe.comp DEFINES COOPMAT_KHR REQUIRES KHR_COOPMAT
+            TARGET_ENV vulkan1.3)
 # The KHR kernels again for the other fragment shapes (shaders/variants.cmake): the one the GEMMs
 # use is the attention's too (attention.cpp). The generic-route twin only where the quad route
 # exists (16-row fragments on 32-wide subgroups); the in-register P conversion only where P's

@@ -586,6 +586,25 @@ TEST_F(AttentionKhrCoopMat, Shapes) {
   }
 }
 
+// The accumulator layout probe: on NVIDIA GPUs, where it runs (KHR with NV cooperative matrix 2
+// on 16 x 16 x 16 fragments), it must find the tensor-core layout the 16-subgroup attention
+// assumes, and the attention takes that variant exactly where the probe found it.
+TEST_F(AttentionKhrCoopMat, LayoutProbeAndTheVariantItAllows) {
+  kernels::Kernels k(device());
+  const kernels::CoopmatShape* shape = k.khr_gemm_shape();
+  const bool probed = k.path_available(Path::NvCoopMat2) && k.khr_attention_available() && shape->m == 16 &&
+                      shape->n == 16 && shape->k == 16 && shape->subgroup == 32;
+  if (probed && device().info().vendor_id == 0x10de) {
+    EXPECT_TRUE(k.khr_accumulator_rows_in_quads());
+  }
+  if (!probed) {
+    EXPECT_FALSE(k.khr_accumulator_rows_in_quads());
+  }
+  const kernels::AttentionKernel chosen = kernels::choose_attention_kernel(k, DType::F16, 64, false, true);
+  EXPECT_EQ(chosen.shader.find("_nw16") != std::string::npos, k.khr_accumulator_rows_in_quads()) << chosen.shader;
+  EXPECT_EQ(chosen.queries_per_group, k.khr_accumulator_rows_in_quads() ? 256 : 128);
+}
+
 // As AttentionCoopMat.GenericRowReductions; P reaches P·V through shared memory on either route.
 TEST_F(AttentionKhrCoopMat, GenericRowReductions) {
   tuning_.attn_coopmat_generic = true;
@@ -622,6 +641,7 @@ TEST_F(AttentionKhrCoopMat, EveryVariant) {
       k.path_available(Path::NvCoopMat2) && shape->m == 16 && shape->n == shape->k && shape->subgroup == 32;
   for (const std::string& v : kernels::khr_attention_knob_values()) {
     if (v.rfind("khrcm_cv", 0) == 0 && !convert) continue;
+    if (v == "khrcm_cv_nw16" && !k.khr_accumulator_rows_in_quads()) continue; // it assumes that layout
     if (v.rfind("khrcm_cv_", 0) == 0 &&
         (shape->suffix[0] != '\0' || !vk::find_shader(kernels::khr_attention_knob_variant(v))))
       continue;

@@ -157,8 +157,9 @@ std::vector<int64_t> portable_attention_invocations() { return {128, 256}; }
 
 const std::vector<std::string>& khr_attention_knob_values() {
   // Session 11 measured bench-only khrcm_cv_* alternatives here (lazy rescaling, 32-row
-  // subgroups): all slower, removed (bench/NOTES.md). New ones go in this list.
-  static const std::vector<std::string> values{"khrcm", "khrcm_cv"};
+  // subgroups): all slower, removed (bench/NOTES.md). khrcm_cv_nw16 (session 16) is the default
+  // where the accumulators are laid out in quads. New ones go in this list.
+  static const std::vector<std::string> values{"khrcm", "khrcm_cv", "khrcm_cv_nw16"};
   return values;
 }
 
@@ -217,23 +218,35 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
   // and P's fragments have A's shape (the _cv variant: 1.83 -> 1.66 ms at level 0 on an H100,
   // bench/NOTES.md session 6).
   const bool khr_convert = khr && kernels.path_available(Path::NvCoopMat2) && quad_shape && shape->n == shape->k;
+  // Where the device's accumulators are laid out in quads (the probe, Kernels), its 16-subgroup
+  // twin: 512 invocations must fit 128 registers (197 for 8 subgroups), so an SM runs 16 warps
+  // instead of 8, and each K/V tile serves 256 queries. Level 0 on an H100: 1.717 -> 1.490 ms,
+  // 45.1-45.3 -> 44.0-44.3 ms per step (bench/NOTES.md session 16, run 5). It holds the quad route
+  // alone (its scratch would not fit 48 KiB), hence the probe.
+  const bool sixteen = khr_convert && !force_generic && !shape->suffix[0] && kernels.khr_accumulator_rows_in_quads();
   std::string suffix = khr ? (force_generic && quad_shape ? "khrcm_generic"
+                              : sixteen                   ? "khrcm_cv_nw16"
                               : khr_convert               ? "khrcm_cv"
                                                           : "khrcm")
                            : (force_generic ? "nvcm_generic" : "nvcm");
-  // Measuring knob: Tuning::attn_variant (Z123_ATTN_VARIANT=khrcm|khrcm_cv|khrcm_cv_*) takes that
-  // KHR variant instead. The khrcm_cv_* ones are bench-only, built for the default fragment shape
-  // only, with the same 128 queries per workgroup.
+  // Measuring knob: Tuning::attn_variant (Z123_ATTN_VARIANT=khrcm|khrcm_cv|khrcm_cv_nw16) takes that
+  // KHR variant instead. The khrcm_cv_* ones are built for the default fragment shape only, and
+  // khrcm_cv_nw16 needs the quad layout.
   if (const std::string& want = kernels.tuning().attn_variant; !want.empty()) {
-    const bool needs_convert = want.rfind("khrcm_cv", 0) == 0, bench = want.rfind("khrcm_cv_", 0) == 0;
-    if (!khr || (needs_convert && !khr_convert) || (bench && shape->suffix[0] != '\0'))
+    const bool needs_convert = want.rfind("khrcm_cv", 0) == 0, default_shape_only = want.rfind("khrcm_cv_", 0) == 0;
+    const bool needs_quads = want == "khrcm_cv_nw16";
+    if (!khr || (needs_convert && !khr_convert) || (default_shape_only && shape->suffix[0] != '\0') ||
+        (needs_quads && !kernels.khr_accumulator_rows_in_quads()))
       throw unsupported("Z123_ATTN_VARIANT=" + want + ": not available on '" + kernels.device().info().name +
-                        "' (khrcm_cv* need VK_NV_cooperative_matrix2, khrcm_cv_* the 16x16x16 fragments)");
+                        "' (khrcm_cv* need VK_NV_cooperative_matrix2, khrcm_cv_* the 16x16x16 fragments, " +
+                        "khrcm_cv_nw16 accumulators laid out in quads)");
     suffix = want;
   }
   if (!khr) return {composed_variant(base + "_" + suffix, DType::F16), coopmat_queries_per_group(16), 0};
-  return {composed_variant(base + "_" + suffix + shape->suffix, DType::F16), coopmat_queries_per_group(shape->m),
-          coopmat_subgroup_size(kernels.device(), shape->subgroup)};
+  // The _nw16 variants run 16 subgroups instead of 8.
+  const int64_t groups = suffix.size() > 5 && suffix.compare(suffix.size() - 5, 5, "_nw16") == 0 ? 2 : 1;
+  return {composed_variant(base + "_" + suffix + shape->suffix, DType::F16),
+          groups * coopmat_queries_per_group(shape->m), coopmat_subgroup_size(kernels.device(), shape->subgroup)};
 }
 
 void softmax_rows(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& y, float scale) {

@@ -78,6 +78,11 @@ public:
   // Whether the KHR attention kernel can run here: on khr_gemm_shape(), which the device must
   // also list with fp16 accumulators.
   bool khr_attention_available() const;
+  // Whether this device's KHR fp32 accumulator fragments (16 x 16 on 32-wide subgroups) hold each
+  // invocation's elements in rows lane / 4 and lane / 4 + 8, NVIDIA's tensor-core layout: asked of
+  // the device once, by a probe kernel (shaders/coopmat_layout_probe.comp), where the attention
+  // could take its 16-subgroup variant, which assumes that layout (choose_attention_kernel).
+  bool khr_accumulator_rows_in_quads() const { return rows_in_quads_; }
   // Whether the portable fp16 kernels multiply packed fp16 pairs: the tiled GEMM's products
   // (shaders/gemm_tiled.comp F16_ARITH) and the tiled attention's P·V (ATTN_PACKED_PV), where the
   // device's fp16 arithmetic is fast (packed_fp16_products_by_default); Tuning::portable_arith
@@ -98,6 +103,7 @@ private:
   Path matmul_path_ = Path::Portable;
   Path attention_path_ = Path::Portable;
   const CoopmatShape* khr_shape_ = nullptr;
+  bool rows_in_quads_ = false;
   std::vector<std::shared_ptr<vk::Buffer>> splitk_scratch_;
 };
 
