@@ -626,14 +626,15 @@ TEST_F(AttentionKhrCoopMat, TakesTheGemmFragmentShape) {
   SCOPED_TRACE(kernel.shader);
   EXPECT_EQ(kernel.shader.rfind("attention_d64_khrcm", 0), 0u);
   EXPECT_NE(kernel.shader.find(std::string(shape->suffix) + "_f16"), std::string::npos);
-  EXPECT_EQ(kernel.queries_per_group, 8 * int64_t(shape->m));
+  // 8 subgroups of one fragment of rows each, 16 where the 16-subgroup variant runs.
+  EXPECT_EQ(kernel.queries_per_group, (k.khr_accumulator_rows_in_quads() ? 16 : 8) * int64_t(shape->m));
 }
 
 // Every KHR variant whatever the default: P through shared memory (khrcm) and, where
 // VK_NV_cooperative_matrix2 is enabled and P's fragments have A's shape (16 x N x N on 32-wide
 // subgroups: the fragment shape is Tuning::coopmat_shape's where set), converted in registers
-// (khrcm_cv); then the bench-only khrcm_cv_* alternatives where this build has them (default
-// fragment shape only).
+// (khrcm_cv); then the khrcm_cv_* ones where this build has them (default fragment shape only;
+// khrcm_cv_nw16 where the accumulators are laid out in quads).
 TEST_F(AttentionKhrCoopMat, EveryVariant) {
   kernels::Kernels k(device());
   const kernels::CoopmatShape* shape = k.khr_gemm_shape();
