@@ -98,6 +98,11 @@ foreach(kind "" "_conv")
   # (khr_square_tiles_win); the 2 x 4 one stays for the fp32 raw products and other fragment shapes.
   z123_shader(NAME gemm${kind}_khr_w4x4_f16 SOURCE gemm_coopmat.comp
               DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} WARPS_M=4 WARPS_N=4 REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3)
+  # 256 x 64 tiles on 8 x 2 subgroups of 32 x 32 (512 invocations, at most 128 registers): in place
+  # of the 128 x 64 ones where they make two or more waves (gemm_dispatch.cpp khr_tall_tiles_win).
+  z123_shader(NAME gemm${kind}_khr_t256x64_f16 SOURCE gemm_coopmat.comp
+              DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BM=256 BN=64 WARPS_M=8 WARPS_N=2 REQUIRES KHR_COOPMAT
+              TARGET_ENV vulkan1.3)
   # 128 x 64 tiles on 2 x 2 subgroups: for N = 320, whose last 128-wide column tile is half padding.
   z123_shader(NAME gemm${kind}_khr_t128x64_f16 SOURCE gemm_coopmat.comp
               DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BN=64 WARPS_M=2 WARPS_N=2 BK=32 REQUIRES KHR_COOPMAT

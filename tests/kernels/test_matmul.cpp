@@ -431,3 +431,14 @@ TEST(GemmTiles, SquareTilesWhereTheyMakeTwoWaves) {
   EXPECT_TRUE(khr_square_tiles_win(33792, 128, 132));  // exactly 264 tiles
   EXPECT_FALSE(khr_square_tiles_win(33664, 128, 132)); // 263
 }
+
+// Where 256 x 64 tiles (16 subgroups) take over from the 128 x 64 ones: two or more waves of them
+// (bench/NOTES.md session 16, run 10).
+TEST(GemmTiles, TallTilesWhereTheyMakeTwoWaves) {
+  using kernels::detail::khr_tall_tiles_win;
+  EXPECT_TRUE(khr_tall_tiles_win(19200, 320, 132));  // 375 tiles: the level-0 layers
+  EXPECT_TRUE(khr_tall_tiles_win(19200, 960, 132));  // 1,125: the fused self-attention projection
+  EXPECT_FALSE(khr_tall_tiles_win(4800, 320, 132));  // 95
+  EXPECT_FALSE(khr_tall_tiles_win(13312, 320, 132)); // 52 x 5 = 260
+  EXPECT_TRUE(khr_tall_tiles_win(13313, 320, 132));  // 53 x 5 = 265
+}

@@ -202,6 +202,9 @@ const CoopTile kKhrWide{"_t128x256", 128, 256};
 // 128 x 128 on 4 x 4 subgroups of 32 x 32 (512 invocations): what the KHR path runs where the
 // rule says 128 x 128 (record_gemm; khr_square_tiles_win).
 const CoopTile kKhrSixteen{"_w4x4", kCoopTileM, kCoopTileN};
+// 256 x 64 on 8 x 2 subgroups of 32 x 32 (512 invocations): in place of 128 x 64 where
+// khr_tall_tiles_win.
+const CoopTile kKhrTall{"_t256x64", 2 * kCoopTileM, kSmallTile};
 
 // The tilings Tuning::gemm_tile (Z123_GEMM_TILE=<name>) may pick instead of the automatic choice
 // (for measuring them on a GPU): the default 128 x 128 and those of shaders/variants/gemm.cmake.
@@ -214,7 +217,8 @@ const std::vector<CoopTile>& khr_tilings() {
                                              kKhrSixteen,
                                              {"_w4x4s2", 128, 128},
                                              kKhrRows64,
-                                             kKhrCols64};
+                                             kKhrCols64,
+                                             kKhrTall};
   return tilings;
 }
 
@@ -315,6 +319,15 @@ bool khr_square_tiles_win(uint32_t M, uint32_t N, uint32_t sms) {
   return uint64_t{div_up(M, kCoopTileM)} * div_up(N, kCoopTileN) >= 2ull * sms;
 }
 
+// The same cap for the 128 x 64 tiles of N = 320 (the level-0 layers, the only ones that take
+// them): 256 x 64 tiles on 8 x 2 subgroups of 32 x 32 took the step from 44.36-44.60 to
+// 43.96-44.10 ms (19200x320x2880 235 -> 202 us); 128 x 64 on 4 x 2 subgroups of 32 x 32 (256
+// invocations, no cap) 45.29-45.43 (bench/NOTES.md session 16, run 10). Measured where the
+// 256-row tiles make 2.8 waves or more; fewer rows keep the 128 x 64 tiles.
+bool khr_tall_tiles_win(uint32_t M, uint32_t N, uint32_t sms) {
+  return uint64_t{div_up(M, 2 * kCoopTileM)} * div_up(N, kSmallTile) >= 2ull * sms;
+}
+
 KhrTiling choose_khr_tiling(uint32_t M, uint32_t N, bool conv, uint32_t sms) {
   if (sms == 0 || M < kSmallTileMinM) return KhrTiling::Default;
   if (N <= kCoopTileN) return KhrTiling::Rows64;
@@ -395,7 +408,8 @@ std::string describe_route(const Kernels& kernels, DType dtype) {
   r = "khr-coopmat " + shape_name(*s) + ", 128 x 128 tiles on 16 subgroups (N <= 16: 128 x 16)";
   const uint32_t sms = kernels.device().info().compute_units;
   return r +
-         (sms ? ", 64 x 128 / 128 x 64 where they fill waves of " + std::to_string(sms) + " SMs better"
+         (sms ? ", 64 x 128 / 128 x 64 (256 x 64 on 16 subgroups where many) where they fill waves of " +
+                    std::to_string(sms) + " SMs better"
               : ", no 64-row tiles (SM count unknown)") +
          ", 128 x 256 for large convs";
 }
@@ -534,10 +548,12 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     else if (tilings && !narrow && p.conv &&
              uint64_t{div_up(push.M, kKhrWide.m)} * div_up(push.N, kKhrWide.n) >= kCoopWideMinGroups)
       tile = kKhrWide;
-    // The 128 x 128 tile runs on 16 subgroups of 32 x 32 (khr_square_tiles_win).
+    // The 128 x 128 tile runs on 16 subgroups of 32 x 32 (khr_square_tiles_win), and so do the
+    // 128 x 64 ones' columns in 256-row tiles where those make two or more waves (khr_tall_tiles_win).
     if (tilings && !narrow &&
         (tile.suffix.empty() || (small == KhrTiling::Rows64 && khr_square_tiles_win(push.M, push.N, sms))))
       tile = kKhrSixteen;
+    if (tilings && small == KhrTiling::Cols64 && khr_tall_tiles_win(push.M, push.N, sms)) tile = kKhrTall;
     if (tilings && !narrow) tile = khr_tile_override(kernels, tile);
     const uint32_t row_tiles = div_up(push.M, tile.m), col_tiles = div_up(push.N, tile.n);
     const bool default_tiles = tile.m == kCoopTileM && tile.n == kCoopTileN;

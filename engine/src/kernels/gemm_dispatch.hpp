@@ -92,6 +92,9 @@ KhrTiling choose_khr_tiling(uint32_t M, uint32_t N, bool conv, uint32_t sms);
 // which also takes over from the 64 x 128 tiles choose_khr_tiling picked where this says so:
 // 128 x 128 tiles make two or more waves over the SMs.
 bool khr_square_tiles_win(uint32_t M, uint32_t N, uint32_t sms);
+// Where choose_khr_tiling picked 128 x 64 tiles, 256 x 64 ones on 16 subgroups (gemm_khr_t256x64)
+// take over when they make two or more waves over the SMs.
+bool khr_tall_tiles_win(uint32_t M, uint32_t N, uint32_t sms);
 
 // How many K ranges a split-K cooperative-matrix GEMM with `tiles` default (one per SM) output
 // tiles runs on `sms` SMs, given that the count rule chose to split into `rule` ranges: the
