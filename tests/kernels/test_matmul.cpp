@@ -23,44 +23,61 @@ namespace {
 
 class Linear : public test::GemmPathTest {
 protected:
+  // Random x [lead..., K] (seed), w [rows, K] within +-wscale (seed + 1) and, where wanted, a bias
+  // [rows] (seed + 2), rounded to the storage type and uploaded; y [lead..., cols], poisoned.
+  struct Operands {
+    int64_t M = 1;
+    std::vector<float> xv, wv, bv;
+    Tensor x, w, y;
+    std::unique_ptr<Tensor> b;
+  };
+  Operands operands(const std::vector<int64_t>& lead, int64_t K, int64_t rows, int64_t cols, bool with_bias,
+                    float wscale, uint64_t seed) {
+    const DType dt = GetParam().dtype;
+    Operands o;
+    for (int64_t d : lead) o.M *= d;
+    std::vector<int64_t> xs = lead, ys = lead;
+    xs.push_back(K);
+    ys.push_back(cols);
+    o.xv = test::as_stored(test::random_uniform(o.M * K, seed, -1, 1), dt);
+    o.wv = test::as_stored(test::random_uniform(rows * K, seed + 1, -wscale, wscale), dt);
+    if (with_bias) o.bv = test::as_stored(test::random_uniform(rows, seed + 2, -0.5f, 0.5f), dt);
+    o.x = test::device_tensor(device(), dt, xs, o.xv, "x");
+    o.w = test::device_tensor(device(), dt, {rows, K}, o.wv, "w");
+    o.y = make_tensor(device(), dt, ys, "y");
+    if (with_bias) o.b = std::make_unique<Tensor>(test::device_tensor(device(), dt, {rows}, o.bv, "bias"));
+    test::poison(device(), o.y);
+    return o;
+  }
+
   // y = act(x · w^T + bias) + residual for x [lead..., K], w [N, K]; checks every element.
   void check(const std::vector<int64_t>& lead, int64_t K, int64_t N, bool with_bias, bool with_residual, Epilogue act) {
     const DType dt = GetParam().dtype;
     const uint64_t seed = test::test_seed();
     SCOPED_TRACE("seed " + std::to_string(seed) + " (Z123_TEST_SEED), K " + std::to_string(K) + ", N " +
                  std::to_string(N));
-    int64_t M = 1;
-    for (int64_t d : lead) M *= d;
-    std::vector<int64_t> xs = lead, ys = lead;
-    xs.push_back(K);
-    ys.push_back(N);
     const float wscale = 1.0f / std::sqrt(static_cast<float>(std::max<int64_t>(K, 1)));
-    auto xv = test::as_stored(test::random_uniform(M * K, seed, -1, 1), dt);
-    auto wv = test::as_stored(test::random_uniform(N * K, seed + 1, -wscale, wscale), dt);
-    std::vector<float> bv, rv;
-    if (with_bias) bv = test::as_stored(test::random_uniform(N, seed + 2, -0.5f, 0.5f), dt);
-    if (with_residual) rv = test::as_stored(test::random_uniform(M * N, seed + 3, -1, 1), dt);
-
-    Tensor x = test::device_tensor(device(), dt, xs, xv, "x");
-    Tensor w = test::device_tensor(device(), dt, {N, K}, wv, "w");
-    Tensor y = make_tensor(device(), dt, ys, "y");
-    std::unique_ptr<Tensor> b, r;
-    if (with_bias) b = std::make_unique<Tensor>(test::device_tensor(device(), dt, {N}, bv, "bias"));
-    if (with_residual) r = std::make_unique<Tensor>(test::device_tensor(device(), dt, ys, rv, "residual"));
-    test::poison(device(), y);
+    Operands o = operands(lead, K, N, N, with_bias, wscale, seed);
+    const int64_t M = o.M;
+    std::vector<float> rv;
+    std::unique_ptr<Tensor> r;
+    if (with_residual) {
+      rv = test::as_stored(test::random_uniform(M * N, seed + 3, -1, 1), dt);
+      r = std::make_unique<Tensor>(test::device_tensor(device(), dt, o.y.shape, rv, "residual"));
+    }
 
     vk::Recording rec(device());
-    kernels::linear(*kernels_, rec, x, w, b.get(), y, act, r.get());
+    kernels::linear(*kernels_, rec, o.x, o.w, o.b.get(), o.y, act, r.get());
     rec.finish();
     device().run(rec);
 
-    auto ref = test::reference_linear(xv, wv, bv, rv, M, N, K, act);
+    auto ref = test::reference_linear(o.xv, o.wv, o.bv, rv, M, N, K, act);
     std::vector<double> abs_products;
     const bool fp16_sums = kernels::detail::gemm_sums_fp16_products(*kernels_, dt, static_cast<uint32_t>(N), false);
     if (fp16_sums)
       abs_products =
-          test::reference_linear(test::abs_values(xv), test::abs_values(wv), {}, {}, M, N, K, Epilogue::None);
-    EXPECT_TRUE(test::gemm_close(download(device(), y), ref, dt, fp16_sums ? &abs_products : nullptr));
+          test::reference_linear(test::abs_values(o.xv), test::abs_values(o.wv), {}, {}, M, N, K, Epilogue::None);
+    EXPECT_TRUE(test::gemm_close(download(device(), o.y), ref, dt, fp16_sums ? &abs_products : nullptr));
   }
 
   // y = value * gelu(gate) with [value | gate] = x · w^T + bias, w [2F, K] (linear_geglu), against
@@ -70,37 +87,23 @@ protected:
     const uint64_t seed = test::test_seed();
     SCOPED_TRACE("seed " + std::to_string(seed) + " (Z123_TEST_SEED), K " + std::to_string(K) + ", F " +
                  std::to_string(F));
-    int64_t M = 1;
-    for (int64_t d : lead) M *= d;
-    std::vector<int64_t> xs = lead, ys = lead;
-    xs.push_back(K);
-    ys.push_back(F);
-    const float wscale = 2.0f / std::sqrt(static_cast<float>(K));
-    auto xv = test::as_stored(test::random_uniform(M * K, seed, -1, 1), dt);
-    auto wv = test::as_stored(test::random_uniform(2 * F * K, seed + 1, -wscale, wscale), dt);
-    std::vector<float> bv;
-    if (with_bias) bv = test::as_stored(test::random_uniform(2 * F, seed + 2, -0.5f, 0.5f), dt);
-    Tensor x = test::device_tensor(device(), dt, xs, xv, "x");
-    Tensor w = test::device_tensor(device(), dt, {2 * F, K}, wv, "w");
-    Tensor y = make_tensor(device(), dt, ys, "y");
-    std::unique_ptr<Tensor> b;
-    if (with_bias) b = std::make_unique<Tensor>(test::device_tensor(device(), dt, {2 * F}, bv, "bias"));
+    Operands o = operands(lead, K, 2 * F, F, with_bias, 2.0f / std::sqrt(static_cast<float>(K)), seed);
+    const int64_t M = o.M;
     vk::Recording rec(device());
     if (!kernels::linear_geglu_fuses(*kernels_, dt, 2 * F)) {
-      EXPECT_THROW(kernels::linear_geglu(*kernels_, rec, x, w, b.get(), y), Error);
+      EXPECT_THROW(kernels::linear_geglu(*kernels_, rec, o.x, o.w, o.b.get(), o.y), Error);
       return;
     }
-    test::poison(device(), y);
-    kernels::linear_geglu(*kernels_, rec, x, w, b.get(), y);
+    kernels::linear_geglu(*kernels_, rec, o.x, o.w, o.b.get(), o.y);
     rec.finish();
     device().run(rec);
-    auto proj = test::reference_linear(xv, wv, bv, {}, M, 2 * F, K, Epilogue::None);
+    auto proj = test::reference_linear(o.xv, o.wv, o.bv, {}, M, 2 * F, K, Epilogue::None);
     std::vector<double> ref(static_cast<size_t>(M * F));
     for (int64_t m = 0; m < M; ++m)
       for (int64_t f = 0; f < F; ++f)
         ref[size_t(m * F + f)] =
             proj[size_t(m * 2 * F + f)] * test::reference_activation(proj[size_t(m * 2 * F + F + f)], Epilogue::Gelu);
-    EXPECT_TRUE(test::gemm_close(download(device(), y), ref, dt, nullptr));
+    EXPECT_TRUE(test::gemm_close(download(device(), o.y), ref, dt, nullptr));
   }
 };
 

@@ -403,11 +403,10 @@ std::string describe_route(const Kernels& kernels, DType dtype) {
   const CoopmatShape* s = kernels.khr_gemm_shape();
   if (kernels.matmul_path() != Path::KhrCoopMat || !s)
     return "nv-coopmat 16x16x16, 128 x 128 tiles (N <= 16: 128 x 16)";
-  std::string r = "khr-coopmat " + shape_name(*s) + ", 128 x 128 tiles (N <= 16: 128 x 16)";
-  if (*s->suffix) return r;
-  r = "khr-coopmat " + shape_name(*s) + ", 128 x 128 tiles on 16 subgroups (N <= 16: 128 x 16)";
+  const std::string khr = "khr-coopmat " + shape_name(*s);
+  if (*s->suffix) return khr + ", 128 x 128 tiles (N <= 16: 128 x 16)";
   const uint32_t sms = kernels.device().info().compute_units;
-  return r +
+  return khr + ", 128 x 128 tiles on 16 subgroups (N <= 16: 128 x 16)" +
          (sms ? ", 64 x 128 / 128 x 64 (256 x 64 on 16 subgroups where many) where they fill waves of " +
                     std::to_string(sms) + " SMs better"
               : ", no 64-row tiles (SM count unknown)") +
