@@ -37,7 +37,9 @@ int64_t portable_queries_per_group(int64_t head_dim) { return head_dim == 512 ? 
 int64_t tiled_queries_per_group(int64_t head_dim, int64_t invocations) { return invocations / (head_dim / 4) * 4; }
 bool tiled_supports(int64_t head_dim) { return head_dim == 16 || head_dim == 32 || head_dim == 64; }
 // 8 subgroups (ATTN_NW) of one fragment's rows each (ATTN_R = 1).
-int64_t coopmat_queries_per_group(uint32_t fragment_rows) { return 8 * int64_t(fragment_rows); }
+int64_t coopmat_queries_per_group(uint32_t fragment_rows, int64_t subgroups = 8) {
+  return subgroups * int64_t(fragment_rows);
+}
 
 struct Operand {
   const Tensor* t;
@@ -243,10 +245,9 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
     suffix = want;
   }
   if (!khr) return {composed_variant(base + "_" + suffix, DType::F16), coopmat_queries_per_group(16), 0};
-  // The _nw16 variants run 16 subgroups instead of 8.
-  const int64_t groups = suffix.size() > 5 && suffix.compare(suffix.size() - 5, 5, "_nw16") == 0 ? 2 : 1;
+  const int64_t subgroups = suffix == "khrcm_cv_nw16" ? 16 : 8; // shaders/variants/attention.cmake ATTN_NW
   return {composed_variant(base + "_" + suffix + shape->suffix, DType::F16),
-          groups * coopmat_queries_per_group(shape->m), coopmat_subgroup_size(kernels.device(), shape->subgroup)};
+          coopmat_queries_per_group(shape->m, subgroups), coopmat_subgroup_size(kernels.device(), shape->subgroup)};
 }
 
 void softmax_rows(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& y, float scale) {

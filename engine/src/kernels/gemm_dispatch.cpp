@@ -468,8 +468,6 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
 
   GemmPush push = p.geometry;
   if (push.M == 0 || push.N == 0) return;
-  if (p.geglu && !gemm_fuses_geglu(kernels, x.dtype, push.N))
-    throw internal_error(std::string(op) + ": no kernel on this route fuses GEGLU for N = " + std::to_string(push.N));
   push.flags = (p.bias ? kFlagBias : 0) | (p.residual ? kFlagResidual : 0) |
                ((p.geglu ? kActGeglu : static_cast<uint32_t>(p.act)) << kActShift);
   const uint32_t run = contiguous_k_run(push, p.conv);

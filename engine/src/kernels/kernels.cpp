@@ -178,14 +178,13 @@ namespace {
 // Runs shaders/coopmat_layout_probe.comp (a 16 x 16 fp32 accumulator of its own indices, one
 // 32-wide subgroup) and checks that every invocation holds 8 elements, all in rows lane / 4 and
 // lane / 4 + 8.
-bool probe_rows_in_quads(Kernels& k) {
-  vk::Device& dev = k.device();
+bool probe_rows_in_quads(vk::Device& dev) {
   constexpr uint32_t kLanes = 32, kPerLane = 16 * 16 / kLanes + 1;
   vk::Buffer out = dev.allocator().create_buffer(kLanes * kPerLane * 4, vk::MemoryUsage::Download,
                                                  "cooperative-matrix layout probe");
   vk::Recording rec(dev);
-  rec.dispatch(k.pipeline("coopmat_layout_probe", 1, 0, {}, coopmat_subgroup_size(dev, kLanes)), {vk::out(out)},
-               nullptr, 0, 1, 1, 1, "layout probe");
+  rec.dispatch(dev.pipelines().get({"coopmat_layout_probe", 1, 0, {}, coopmat_subgroup_size(dev, kLanes)}),
+               {vk::out(out)}, nullptr, 0, 1, 1, 1, "layout probe");
   dev.run(rec);
   std::vector<uint32_t> rows(kLanes * kPerLane);
   dev.download(out, rows.data(), rows.size() * sizeof(uint32_t));
@@ -229,14 +228,18 @@ Kernels::Kernels(vk::Device& device, const Tuning& tuning)
                   {nvcm2_attention_variant(tuning.attn_cm2_rows)});
   if (!tuning.attn_variant.empty())
     require_built("Z123_ATTN_VARIANT", tuning.attn_variant, {khr_attention_knob_variant(tuning.attn_variant)});
-  // The 16-subgroup attention's precondition, asked only where it could run: the KHR attention on
-  // 16 x 16 x 16 fragments and 32-wide subgroups, with P converted in registers (NV cooperative
-  // matrix 2).
-  const bool square16 =
-      khr_shape_ && khr_shape_->m == 16 && khr_shape_->n == 16 && khr_shape_->k == 16 && khr_shape_->subgroup == 32;
-  if (square16 && khr_attention_available() && path_available(Path::NvCoopMat2) &&
-      vk::find_shader("coopmat_layout_probe"))
-    rows_in_quads_ = probe_rows_in_quads(*this);
+}
+
+bool Kernels::khr_accumulator_rows_in_quads() const {
+  if (!rows_in_quads_) {
+    // Asked only where the 16-subgroup attention could run: the KHR attention on 16 x 16 x 16
+    // fragments and 32-wide subgroups, with P converted in registers (NV cooperative matrix 2).
+    const bool square16 =
+        khr_shape_ && khr_shape_->m == 16 && khr_shape_->n == 16 && khr_shape_->k == 16 && khr_shape_->subgroup == 32;
+    rows_in_quads_ = square16 && khr_attention_available() && path_available(Path::NvCoopMat2) &&
+                     vk::find_shader("coopmat_layout_probe") && probe_rows_in_quads(device_);
+  }
+  return *rows_in_quads_;
 }
 
 const vk::Pipeline& Kernels::pipeline(const std::string& shader, uint32_t buffers, uint32_t push_bytes,

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <set>
 
 #include "z123/error.hpp"
 #include "z123/vk/uploader.hpp"
@@ -60,13 +61,13 @@ Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule modu
 
   std::map<std::string, const ExpectedTensor*> by_name;
   for (const ExpectedTensor& e : expected) by_name[e.name] = &e;
-  std::map<std::string, size_t> fused_part; // checkpoint name -> its group in `fused`
-  for (size_t g = 0; g < fused.size(); ++g)
-    for (const std::string& part : fused[g].parts) {
+  std::set<std::string> fused_part; // checkpoint names stored inside a fused tensor
+  for (const FusedWeight& f : fused)
+    for (const std::string& part : f.parts) {
       auto it = by_name.find(part);
       if (it == by_name.end() || it->second->shape.size() != 2 ||
-          it->second->shape[1] != by_name.at(fused[g].parts.front())->shape[1] || !fused_part.emplace(part, g).second)
-        throw internal_error(fused[g].name + ": part " + part + " is not a 2-D tensor of the group's width");
+          it->second->shape[1] != by_name.at(f.parts.front())->shape[1] || !fused_part.insert(part).second)
+        throw internal_error(f.name + ": part " + part + " is not a 2-D tensor of the group's width");
     }
 
   std::vector<vk::UploadJob> jobs;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,10 +80,12 @@ public:
   // also list with fp16 accumulators.
   bool khr_attention_available() const;
   // Whether this device's KHR fp32 accumulator fragments (16 x 16 on 32-wide subgroups) hold each
-  // invocation's elements in rows lane / 4 and lane / 4 + 8, NVIDIA's tensor-core layout: asked of
-  // the device once, by a probe kernel (shaders/coopmat_layout_probe.comp), where the attention
-  // could take its 16-subgroup variant, which assumes that layout (choose_attention_kernel).
-  bool khr_accumulator_rows_in_quads() const { return rows_in_quads_; }
+  // invocation's elements in rows lane / 4 and lane / 4 + 8, NVIDIA's tensor-core layout. False
+  // where the attention could not take its 16-subgroup variant, which assumes that layout (the KHR
+  // attention on 16 x 16 x 16 fragments with P converted in registers: choose_attention_kernel);
+  // elsewhere asked of the device at the first call, by a probe kernel
+  // (shaders/coopmat_layout_probe.comp: one small dispatch), and remembered.
+  bool khr_accumulator_rows_in_quads() const;
   // Whether the portable fp16 kernels multiply packed fp16 pairs: the tiled GEMM's products
   // (shaders/gemm_tiled.comp F16_ARITH) and the tiled attention's P·V (ATTN_PACKED_PV), where the
   // device's fp16 arithmetic is fast (packed_fp16_products_by_default); Tuning::portable_arith
@@ -103,7 +106,7 @@ private:
   Path matmul_path_ = Path::Portable;
   Path attention_path_ = Path::Portable;
   const CoopmatShape* khr_shape_ = nullptr;
-  bool rows_in_quads_ = false;
+  mutable std::optional<bool> rows_in_quads_; // khr_accumulator_rows_in_quads, once asked
   std::vector<std::shared_ptr<vk::Buffer>> splitk_scratch_;
 };
 
