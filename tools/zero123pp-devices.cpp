@@ -43,7 +43,12 @@ void print_routes(z123::vk::Instance& instance, const z123::vk::DeviceInfo& info
     z123::vk::Device device(instance, info);
     Kernels k(device);
     const z123::DType h = z123::DType::F16;
-    auto attn = [&](int64_t head, bool causal) { return choose_attention_kernel(k, h, head, causal, true).shader; };
+    auto attn = [&](int64_t head, bool causal) {
+      std::string shader = choose_attention_kernel(k, h, head, causal, true).shader;
+      // attention() takes the 8-subgroup twin where 256-query workgroups fill the SMs' waves worse.
+      if (shader == khr_attention_knob_variant("khrcm_cv_nw16")) shader += " (khrcm_cv where it fills waves better)";
+      return shader;
+    };
     std::printf("   kernels, fp16 model:\n");
     std::printf("     linear, conv             %s\n", gemm_route(k, h).c_str());
     std::printf("     attention UNet (d64)     %s\n", attn(64, false).c_str());

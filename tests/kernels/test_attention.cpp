@@ -707,6 +707,20 @@ TEST_F(AttentionCoopMat2, UnetLevel0Rows128) {
 // Timings of the model's attention shapes (spec §14.4) on the portable and, where available,
 // the coopmat path, fp16. Not a correctness test (the tests above are); run with
 // --gtest_also_run_disabled_tests --gtest_filter='*AttentionBench*' on the GPU machine.
+// The 8-subgroup KHR attention takes over from the 16-subgroup one where 256-query workgroups
+// leave the last wave mostly empty (H100: 132 SMs). The UNet's shapes (batch 2): level 0, 9,600
+// queries x 5 heads: 380 workgroups, 2.9 waves, stays; the 4,096-token reference pass (160, 1.2
+// waves) and level 1 (2,400 x 10 heads: 200, 1.5 waves) switch; level 2 and the reference pass's
+// level 1 (one wave either way) stay.
+TEST(AttentionWaves, EightSubgroupsWhereTheyFillTheSms) {
+  EXPECT_FALSE(kernels::khr_attention_eight_subgroups_win(9600, 10, 132));
+  EXPECT_TRUE(kernels::khr_attention_eight_subgroups_win(4096, 10, 132));
+  EXPECT_TRUE(kernels::khr_attention_eight_subgroups_win(2400, 20, 132));
+  EXPECT_FALSE(kernels::khr_attention_eight_subgroups_win(1024, 20, 132));
+  EXPECT_FALSE(kernels::khr_attention_eight_subgroups_win(600, 40, 132));
+  EXPECT_FALSE(kernels::khr_attention_eight_subgroups_win(4096, 10, 0)); // SM count unknown
+}
+
 TEST_F(Attention, DISABLED_AttentionBench) {
   struct Shape {
     const char* name;

@@ -122,7 +122,12 @@ void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, AttnOpera
 
   const bool aligned = coopmat_aligned(q) && coopmat_aligned(k) && coopmat_aligned(v) &&
                        (!second || (coopmat_aligned(k2) && coopmat_aligned(v2)));
-  const AttentionKernel kernel = choose_attention_kernel(kernels, dtype, p.head_dim, p.causal, aligned);
+  AttentionKernel kernel = choose_attention_kernel(kernels, dtype, p.head_dim, p.causal, aligned);
+  // Few workgroups of 256 queries leave the last wave mostly empty (the 4096-token reference pass
+  // and level 1: 160-200 workgroups on 132 SMs); 128 per workgroup then fill the SMs better.
+  if (kernel.shader == khr_attention_knob_variant("khrcm_cv_nw16") && kernels.tuning().attn_variant.empty() &&
+      khr_attention_eight_subgroups_win(q.n, p.heads * batch, kernels.device().info().compute_units))
+    kernel = {khr_attention_knob_variant("khrcm_cv"), kernel.queries_per_group / 2, kernel.subgroup};
 
   const double scale = p.scale > 0 ? p.scale : 1.0 / std::sqrt(static_cast<double>(p.head_dim));
   auto u32 = [](int64_t x) { return static_cast<uint32_t>(x); };
@@ -167,6 +172,19 @@ const std::vector<std::string>& khr_attention_knob_values() {
 
 std::string khr_attention_knob_variant(const std::string& value) {
   return composed_variant("attention_d64_" + value, DType::F16);
+}
+
+// The 8-subgroup attention's time per query against the 16-subgroup one's: level 0 on an H100,
+// 1.717 against 1.490 ms for the same queries (bench/NOTES.md session 16, run 5).
+constexpr double kEightSubgroupQueryCost = 1.152;
+
+bool khr_attention_eight_subgroups_win(int64_t nq, int64_t rows, uint32_t sms) {
+  if (sms == 0 || nq <= 0 || rows <= 0) return false;
+  auto waves = [&](int64_t per_group) {
+    return static_cast<double>(div_up(div_up(nq, per_group) * rows, int64_t{sms}));
+  };
+  const int64_t sixteen = coopmat_queries_per_group(16, 16), eight = coopmat_queries_per_group(16, 8);
+  return waves(eight) * eight * kEightSubgroupQueryCost < waves(sixteen) * sixteen;
 }
 
 std::string nvcm2_attention_variant(uint32_t rows) {

@@ -69,6 +69,11 @@ struct AttentionKernel {
 constexpr uint32_t kTiledAttention256SharedBytes = 48 * 1024;
 AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int64_t head_dim, bool causal,
                                         bool aligned);
+// Where choose_attention_kernel picks the 16-subgroup KHR attention (256 queries per workgroup),
+// whether its 8-subgroup twin (128) finishes sooner for `nq` queries in each of `rows` (heads x
+// batch) on `sms` SMs: one workgroup of either runs per SM, so the time is whole waves of
+// workgroups, each as long as its queries take (8 subgroups: kEightSubgroupQueryCost per query).
+bool khr_attention_eight_subgroups_win(int64_t nq, int64_t rows, uint32_t sms);
 // The NV cooperative matrix 2 attention's variant with `rows` query rows per workgroup (64, or
 // 128: Tuning::attn_cm2_rows).
 std::string nvcm2_attention_variant(uint32_t rows);
