@@ -62,8 +62,8 @@ int main(int argc, char** argv) {
       for (int mode : {0, 2, 3, 4}) {
         const std::string name = "coopmat_ceiling_m" + std::to_string(mode) + "_" + c.name;
         const uint32_t groups = sms * 8, nw = c.subgroups;
-        vk::Buffer out = dev.allocator().create_buffer(uint64_t{groups} * nw * 32 * 4, vk::MemoryUsage::DeviceLocal,
-                                                       "ceiling out");
+        vk::Buffer out =
+            dev.allocator().create_buffer(uint64_t{groups} * nw * 32 * 4, vk::MemoryUsage::DeviceLocal, "ceiling out");
         const vk::Pipeline& pipe = dev.pipelines().get({name, 2, 4, {}, 32});
         vk::Recording rec(dev, 2);
         rec.timestamp("start");

@@ -103,6 +103,11 @@ foreach(kind "" "_conv")
   z123_shader(NAME gemm${kind}_khr_t256x64_f16 SOURCE gemm_coopmat.comp
               DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BM=256 BN=64 WARPS_M=8 WARPS_N=2 REQUIRES KHR_COOPMAT
               TARGET_ENV vulkan1.3)
+  # 96 x 128 tiles on 3 x 4 subgroups of 32 x 32 (384 invocations): in place of the square ones
+  # where those leave a wave's SMs idle and K is whole (gemm_dispatch.cpp khr_short_tiles_win).
+  z123_shader(NAME gemm${kind}_khr_t96x128_f16 SOURCE gemm_coopmat.comp
+              DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BM=96 WARPS_M=3 WARPS_N=4 REQUIRES KHR_COOPMAT
+              TARGET_ENV vulkan1.3)
   # 128 x 64 tiles on 2 x 2 subgroups: for N = 320, whose last 128-wide column tile is half padding.
   z123_shader(NAME gemm${kind}_khr_t128x64_f16 SOURCE gemm_coopmat.comp
               DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} BN=64 WARPS_M=2 WARPS_N=2 BK=32 REQUIRES KHR_COOPMAT

@@ -445,3 +445,20 @@ TEST(GemmTiles, TallTilesWhereTheyMakeTwoWaves) {
   EXPECT_FALSE(khr_tall_tiles_win(13312, 320, 132)); // 52 x 5 = 260
   EXPECT_TRUE(khr_tall_tiles_win(13313, 320, 132));  // 53 x 5 = 265
 }
+
+// Where 96 x 128 tiles (12 subgroups) take over from the square ones: more row tiles, and their
+// waves at 0.88 of a square wave's time take less (bench/NOTES.md session 17, run 7).
+TEST(GemmTiles, ShortTilesWhereSquareOnesLeaveSmsIdle) {
+  using kernels::detail::khr_short_tiles_win;
+  EXPECT_TRUE(khr_short_tiles_win(1200, 1280, 132));   // 100 -> 130 tiles, one wave either way
+  EXPECT_TRUE(khr_short_tiles_win(2048, 640, 132));    // 80 -> 110
+  EXPECT_TRUE(khr_short_tiles_win(512, 1280, 132));    // 40 -> 60
+  EXPECT_TRUE(khr_short_tiles_win(1200, 3840, 132));   // 3 waves either way, each 0.88
+  EXPECT_FALSE(khr_short_tiles_win(257, 1280, 132));   // 3 row tiles either way
+  EXPECT_FALSE(khr_short_tiles_win(77, 1024, 132));    // 1
+  EXPECT_FALSE(khr_short_tiles_win(4800, 1920, 132));  // 5 square waves: more than 3
+  EXPECT_FALSE(khr_short_tiles_win(1200, 10240, 132)); // 7
+  EXPECT_FALSE(khr_short_tiles_win(614400, 128, 132)); // the VAE decoder
+  EXPECT_FALSE(khr_short_tiles_win(1400, 1280, 132));  // 110 -> 150 tiles: 2 waves x 0.88 > 1
+  EXPECT_FALSE(khr_short_tiles_win(1200, 1280, 0));    // SM count unknown
+}

@@ -205,6 +205,9 @@ const CoopTile kKhrSixteen{"_w4x4", kCoopTileM, kCoopTileN};
 // 256 x 64 on 8 x 2 subgroups of 32 x 32 (512 invocations): in place of 128 x 64 where
 // khr_tall_tiles_win.
 const CoopTile kKhrTall{"_t256x64", 2 * kCoopTileM, kSmallTile};
+// 96 x 128 on 3 x 4 subgroups of 32 x 32 (384 invocations): in place of the square tiles where
+// khr_short_tiles_win.
+const CoopTile kKhrShort{"_t96x128", 96, kCoopTileN};
 
 // The tilings Tuning::gemm_tile (Z123_GEMM_TILE=<name>) may pick instead of the automatic choice
 // (for measuring them on a GPU): the default 128 x 128 and those of shaders/variants/gemm.cmake.
@@ -216,6 +219,7 @@ const std::vector<CoopTile>& khr_tilings() {
                                              {"_w4x2", 128, 128},
                                              kKhrSixteen,
                                              {"_w4x4s2", 128, 128},
+                                             kKhrShort,
                                              kKhrRows64,
                                              kKhrCols64,
                                              kKhrTall};
@@ -326,6 +330,21 @@ bool khr_square_tiles_win(uint32_t M, uint32_t N, uint32_t sms) {
 // 256-row tiles make 2.8 waves or more; fewer rows keep the 128 x 64 tiles.
 bool khr_tall_tiles_win(uint32_t M, uint32_t N, uint32_t sms) {
   return uint64_t{div_up(M, 2 * kCoopTileM)} * div_up(N, kSmallTile) >= 2ull * sms;
+}
+
+// 96-row tiles: 1,200 rows make 13 of them where 128-row ones make 10, so the level-2 layers
+// (1,200 x 1,280: 130 tiles against 100 on 132 SMs) and 2,048 x 640 (110 against 80) fill one
+// wave. A 96 x 128 workgroup took 0.88 of a square one's time there (1200x1280x11520: 189.4
+// against 215.7 us, bench/NOTES.md session 17, run 7); where the square tiles make many waves
+// (the VAE decoder) they lost 10-17%, hence at most kShortTilesMaxWaves waves.
+constexpr double kShortTileWaveCost = 0.88;
+constexpr uint32_t kShortTileRows = 96, kShortTilesMaxWaves = 3;
+bool khr_short_tiles_win(uint32_t M, uint32_t N, uint32_t sms) {
+  if (sms == 0 || div_up(M, kShortTileRows) <= div_up(M, kCoopTileM)) return false;
+  const uint64_t cols = div_up(N, kCoopTileN);
+  auto waves = [&](uint32_t rows) { return static_cast<double>(div_up(div_up(M, rows) * cols, sms)); };
+  const double square = waves(kCoopTileM);
+  return square <= kShortTilesMaxWaves && waves(kShortTileRows) * kShortTileWaveCost < square;
 }
 
 KhrTiling choose_khr_tiling(uint32_t M, uint32_t N, bool conv, uint32_t sms) {
@@ -551,6 +570,9 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
         (tile.suffix.empty() || (small == KhrTiling::Rows64 && khr_square_tiles_win(push.M, push.N, sms))))
       tile = kKhrSixteen;
     if (tilings && small == KhrTiling::Cols64 && khr_tall_tiles_win(push.M, push.N, sms)) tile = kKhrTall;
+    // And 96-row tiles where the square ones leave a wave's SMs idle (khr_short_tiles_win); a split
+    // K has its own count of tiles and waves.
+    if (tile.suffix == kKhrSixteen.suffix && whole_k && khr_short_tiles_win(push.M, push.N, sms)) tile = kKhrShort;
     if (tilings && !narrow) tile = khr_tile_override(kernels, tile);
     const uint32_t row_tiles = div_up(push.M, tile.m), col_tiles = div_up(push.N, tile.n);
     const bool default_tiles = tile.m == kCoopTileM && tile.n == kCoopTileN;

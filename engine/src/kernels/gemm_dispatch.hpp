@@ -95,6 +95,10 @@ bool khr_square_tiles_win(uint32_t M, uint32_t N, uint32_t sms);
 // Where choose_khr_tiling picked 128 x 64 tiles, 256 x 64 ones on 16 subgroups (gemm_khr_t256x64)
 // take over when they make two or more waves over the SMs.
 bool khr_tall_tiles_win(uint32_t M, uint32_t N, uint32_t sms);
+// Where the square tiles (16 subgroups) run with K whole, 96 x 128 ones on 12 subgroups
+// (gemm_khr_t96x128) take over when their rows split into more tiles and their whole waves take
+// less: M of a few hundred to a few thousand rows, whose square tiles leave a wave's SMs idle.
+bool khr_short_tiles_win(uint32_t M, uint32_t N, uint32_t sms);
 
 // How many K ranges a split-K cooperative-matrix GEMM with `tiles` default (one per SM) output
 // tiles runs on `sms` SMs, given that the count rule chose to split into `rule` ranges: the
