@@ -704,9 +704,6 @@ TEST_F(AttentionCoopMat2, UnetLevel0Rows128) {
   check_unet_level0(device(), Path::NvCoopMat2, tuning_);
 }
 
-// Timings of the model's attention shapes (spec §14.4) on the portable and, where available,
-// the coopmat path, fp16. Not a correctness test (the tests above are); run with
-// --gtest_also_run_disabled_tests --gtest_filter='*AttentionBench*' on the GPU machine.
 // The 8-subgroup KHR attention takes over from the 16-subgroup one where 256-query workgroups
 // leave the last wave mostly empty (H100: 132 SMs). The UNet's shapes (batch 2): level 0, 9,600
 // queries x 5 heads: 380 workgroups, 2.9 waves, stays; the 4,096-token reference pass (160, 1.2
@@ -721,6 +718,9 @@ TEST(AttentionWaves, EightSubgroupsWhereTheyFillTheSms) {
   EXPECT_FALSE(kernels::khr_attention_eight_subgroups_win(4096, 10, 0)); // SM count unknown
 }
 
+// Timings of the model's attention shapes (spec §14.4) on the portable and, where available,
+// the coopmat path, fp16. Not a correctness test (the tests above are); run with
+// --gtest_also_run_disabled_tests --gtest_filter='*AttentionBench*' on the GPU machine.
 TEST_F(Attention, DISABLED_AttentionBench) {
   struct Shape {
     const char* name;

@@ -127,7 +127,7 @@ void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, AttnOpera
   // and level 1: 160-200 workgroups on 132 SMs); 128 per workgroup then fill the SMs better.
   if (kernel.shader == khr_attention_knob_variant("khrcm_cv_nw16") && kernels.tuning().attn_variant.empty() &&
       khr_attention_eight_subgroups_win(q.n, p.heads * batch, kernels.device().info().compute_units))
-    kernel = {khr_attention_knob_variant("khrcm_cv"), kernel.queries_per_group / 2, kernel.subgroup};
+    kernel = {khr_attention_knob_variant("khrcm_cv"), coopmat_queries_per_group(16, 8), kernel.subgroup};
 
   const double scale = p.scale > 0 ? p.scale : 1.0 / std::sqrt(static_cast<double>(p.head_dim));
   auto u32 = [](int64_t x) { return static_cast<uint32_t>(x); };
