@@ -15,44 +15,30 @@ namespace z123::nets {
 using namespace z123::kernels;
 
 // ---------------------------------------------------------------------------------------------
-const Tensor& ReferenceCache::slot(const std::string& layer, char kv, DType dtype, const std::vector<int64_t>& shape) {
-  std::string key = layer + "." + kv;
+const Tensor& TensorSlots::slot(const std::string& key, DType dtype, const std::vector<int64_t>& shape) {
   auto it = tensors_.find(key);
   if (it == tensors_.end() || it->second.shape != shape || it->second.dtype != dtype)
-    it = tensors_.insert_or_assign(key, make_tensor(device_, dtype, shape, "ref." + key)).first;
+    it = tensors_.insert_or_assign(key, make_tensor(device_, dtype, shape, label_ + key)).first;
   return it->second;
 }
 
-const Tensor* ReferenceCache::find(const std::string& layer, char kv) const {
-  auto it = tensors_.find(layer + "." + kv);
+const Tensor* TensorSlots::find(const std::string& key) const {
+  auto it = tensors_.find(key);
   return it == tensors_.end() ? nullptr : &it->second;
 }
 
-std::vector<std::string> ReferenceCache::layers(char kv) const {
+std::vector<std::string> TensorSlots::keys_ending(const std::string& suffix) const {
   std::vector<std::string> out;
-  const std::string suffix = std::string(".") + kv;
   for (const auto& [key, t] : tensors_)
     if (key.size() > suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0)
       out.push_back(key.substr(0, key.size() - suffix.size()));
   return out;
 }
 
-uint64_t ReferenceCache::bytes() const {
+uint64_t TensorSlots::bytes() const {
   uint64_t b = 0;
   for (const auto& [k, t] : tensors_) b += t.buf().size();
   return b;
-}
-
-const Tensor& TimeBiases::slot(const std::string& resnet, DType dtype, int64_t channels) {
-  auto it = tensors_.find(resnet);
-  if (it == tensors_.end() || it->second.shape != std::vector<int64_t>{channels} || it->second.dtype != dtype)
-    it = tensors_.insert_or_assign(resnet, make_tensor(device_, dtype, {channels}, "time bias " + resnet)).first;
-  return it->second;
-}
-
-const Tensor* TimeBiases::find(const std::string& resnet) const {
-  auto it = tensors_.find(resnet);
-  return it == tensors_.end() ? nullptr : &it->second;
 }
 
 namespace {

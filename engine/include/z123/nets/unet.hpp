@@ -12,6 +12,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "z123/kernels/kernels.hpp"
@@ -24,23 +25,42 @@ namespace z123::nets {
 
 enum class RefMode { None, Write, Read };
 
+// Device tensors kept across passes and steps, by name: each created on first use and made
+// again when a later use asks for another shape or dtype. The two caches below keep theirs here.
+class TensorSlots {
+public:
+  // label: the start of each buffer's debug name, the key follows.
+  TensorSlots(vk::Device& device, std::string label) : device_(device), label_(std::move(label)) {}
+  const Tensor& slot(const std::string& key, DType dtype, const std::vector<int64_t>& shape);
+  const Tensor* find(const std::string& key) const;
+  // The keys that end in `suffix` (longer than it), without it, in key order.
+  std::vector<std::string> keys_ending(const std::string& suffix) const;
+  uint64_t bytes() const;
+
+private:
+  vk::Device& device_;
+  std::string label_;
+  std::map<std::string, Tensor> tensors_;
+};
+
 // Keys/values per attention layer (keyed by the layer's checkpoint prefix, "...attn1"). Owns its
 // buffers so they outlive a pass's workspace use and are reused across steps. Two uses: the
 // reference keys/values of the attn1 layers (written by the reference pass, read by the main
 // pass), and the cross-attention keys/values of the attn2 layers (see UNet::record_context).
 class ReferenceCache {
 public:
-  explicit ReferenceCache(vk::Device& device) : device_(device) {}
+  explicit ReferenceCache(vk::Device& device) : slots_(device, "ref.") {}
   // The K or V tensor of a layer, created on first use with this shape.
-  const Tensor& slot(const std::string& layer, char kv, DType dtype, const std::vector<int64_t>& shape);
-  const Tensor* find(const std::string& layer, char kv) const;
+  const Tensor& slot(const std::string& layer, char kv, DType dtype, const std::vector<int64_t>& shape) {
+    return slots_.slot(layer + "." + kv, dtype, shape);
+  }
+  const Tensor* find(const std::string& layer, char kv) const { return slots_.find(layer + "." + kv); }
   // The layers that have a slot for `kv`, in key order.
-  std::vector<std::string> layers(char kv) const;
-  uint64_t bytes() const;
+  std::vector<std::string> layers(char kv) const { return slots_.keys_ending(std::string(".") + kv); }
+  uint64_t bytes() const { return slots_.bytes(); }
 
 private:
-  vk::Device& device_;
-  std::map<std::string, Tensor> tensors_;
+  TensorSlots slots_;
 };
 
 // Every resnet's conv1 bias with the time embedding folded in, for one timestep (keyed by the
@@ -48,14 +68,15 @@ private:
 // buffers, so one step's program computes them once for both of its passes (UNet::record_time).
 class TimeBiases {
 public:
-  explicit TimeBiases(vk::Device& device) : device_(device) {}
+  explicit TimeBiases(vk::Device& device) : slots_(device, "time bias ") {}
   // The bias of a resnet, created on first use with this width.
-  const Tensor& slot(const std::string& resnet, DType dtype, int64_t channels);
-  const Tensor* find(const std::string& resnet) const;
+  const Tensor& slot(const std::string& resnet, DType dtype, int64_t channels) {
+    return slots_.slot(resnet, dtype, {channels});
+  }
+  const Tensor* find(const std::string& resnet) const { return slots_.find(resnet); }
 
 private:
-  vk::Device& device_;
-  std::map<std::string, Tensor> tensors_;
+  TensorSlots slots_;
 };
 
 class UNet {
