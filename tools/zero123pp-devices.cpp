@@ -45,7 +45,7 @@ void print_routes(z123::vk::Instance& instance, const z123::vk::DeviceInfo& info
     const z123::DType h = z123::DType::F16;
     auto attn = [&](int64_t head, bool causal) {
       std::string shader = choose_attention_kernel(k, h, head, causal, true).shader;
-      // attention() takes the 8-subgroup twin where 256-query workgroups fill the SMs' waves worse.
+      // The variant for large problems; smaller ones may take the 8-subgroup twin (choose_attention_kernel).
       if (shader == khr_attention_knob_variant("khrcm_cv_nw16")) shader += " (khrcm_cv where it fills waves better)";
       return shader;
     };

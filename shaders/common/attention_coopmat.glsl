@@ -119,9 +119,9 @@ layout(std430, binding = 5) writeonly buffer OBuf { uvec4 o8[]; };
 #define Q_AREA (QB * LDK)
 #define SCR_BASE ((KV_AREA) > (Q_AREA) ? (KV_AREA) : (Q_AREA))
 #ifdef ATTN_QUAD_ONLY
-// Bench-only (NVIDIA): the quad route alone, without the generic route's scratch, so that 16
-// subgroups' Q staging and K/V stages fit 48 KiB. Needs the quad layout and P converted in
-// registers (a device where the default takes the quad route and the _cv variant).
+// The 16-subgroup variant (NVIDIA): the quad route alone, without the generic route's scratch, so
+// that 16 subgroups' Q staging and K/V stages fit 48 KiB. Needs the quad layout (the host probes
+// it: Kernels::khr_accumulator_rows_in_quads) and P converted in registers.
 #if !QUAD_POSSIBLE || !(CM_ACC_TO_A && CM_N == CM_K)
 #error "ATTN_QUAD_ONLY needs the quad route and P converted in registers"
 #endif

@@ -122,12 +122,8 @@ void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, AttnOpera
 
   const bool aligned = coopmat_aligned(q) && coopmat_aligned(k) && coopmat_aligned(v) &&
                        (!second || (coopmat_aligned(k2) && coopmat_aligned(v2)));
-  AttentionKernel kernel = choose_attention_kernel(kernels, dtype, p.head_dim, p.causal, aligned);
-  // Few workgroups of 256 queries leave the last wave mostly empty (the 4096-token reference pass
-  // and level 1: 160-200 workgroups on 132 SMs); 128 per workgroup then fill the SMs better.
-  if (kernel.shader == khr_attention_knob_variant("khrcm_cv_nw16") && kernels.tuning().attn_variant.empty() &&
-      khr_attention_eight_subgroups_win(q.n, p.heads * batch, kernels.device().info().compute_units))
-    kernel = {khr_attention_knob_variant("khrcm_cv"), coopmat_queries_per_group(16, 8), kernel.subgroup};
+  const AttentionKernel kernel =
+      choose_attention_kernel(kernels, dtype, p.head_dim, p.causal, aligned, q.n, p.heads * batch);
 
   const double scale = p.scale > 0 ? p.scale : 1.0 / std::sqrt(static_cast<double>(p.head_dim));
   auto u32 = [](int64_t x) { return static_cast<uint32_t>(x); };
@@ -192,7 +188,7 @@ std::string nvcm2_attention_variant(uint32_t rows) {
 }
 
 AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int64_t head_dim, bool causal,
-                                        bool aligned) {
+                                        bool aligned, int64_t queries, int64_t row_count) {
   // NV cooperative matrix 2: head size 64 (every UNet head), not causal (CLIP text only); the
   // other problems of that path take the NV v1 kernel where present.
   const bool coopmat2 = kernels.attention_path() == Path::NvCoopMat2 && dtype == DType::F16 && head_dim == 64 &&
@@ -242,8 +238,12 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
   // twin: 512 invocations must fit 128 registers (197 for 8 subgroups), so an SM runs 16 warps
   // instead of 8, and each K/V tile serves 256 queries. Level 0 on an H100: 1.717 -> 1.490 ms,
   // 45.1-45.3 -> 44.0-44.3 ms per step (bench/NOTES.md session 16, run 5). It holds the quad route
-  // alone (its scratch would not fit 48 KiB), hence the probe.
-  const bool sixteen = khr_convert && !force_generic && !shape->suffix[0] && kernels.khr_accumulator_rows_in_quads();
+  // alone (its scratch would not fit 48 KiB), hence the probe. Not where few workgroups of 256
+  // queries leave the last wave mostly empty (the 4,096-token reference pass and level 1: 160-200
+  // workgroups on 132 SMs): 128 per workgroup fill the SMs better there (session 17, run 6).
+  const bool sixteen =
+      khr_convert && !force_generic && !shape->suffix[0] && kernels.khr_accumulator_rows_in_quads() &&
+      !(queries > 0 && khr_attention_eight_subgroups_win(queries, row_count, kernels.device().info().compute_units));
   std::string suffix = khr ? (force_generic && quad_shape ? "khrcm_generic"
                               : sixteen                   ? "khrcm_cv_nw16"
                               : khr_convert               ? "khrcm_cv"

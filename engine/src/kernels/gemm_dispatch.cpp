@@ -425,7 +425,7 @@ std::string describe_route(const Kernels& kernels, DType dtype) {
   const std::string khr = "khr-coopmat " + shape_name(*s);
   if (*s->suffix) return khr + ", 128 x 128 tiles (N <= 16: 128 x 16)";
   const uint32_t sms = kernels.device().info().compute_units;
-  return khr + ", 128 x 128 tiles on 16 subgroups (N <= 16: 128 x 16)" +
+  return khr + ", 128 x 128 tiles on 16 subgroups (N <= 16: 128 x 16; 96 x 128 where those leave SMs idle)" +
          (sms ? ", 64 x 128 / 128 x 64 (256 x 64 on 16 subgroups where many) where they fill waves of " +
                     std::to_string(sms) + " SMs better"
               : ", no 64-row tiles (SM count unknown)") +

@@ -67,10 +67,12 @@ struct AttentionKernel {
 // The register-tiled portable kernel's larger size (256 invocations) needs up to 48 KiB of shared
 // memory; devices that have less (lavapipe: 32 KiB) take the 128-invocation one (up to 32 KiB).
 constexpr uint32_t kTiledAttention256SharedBytes = 48 * 1024;
+// queries, row_count: the problem's queries per (head, batch) row and the count of such rows (heads x
+// batch), where known; 0 takes the variant for large problems (zero123pp-devices, tests).
 AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int64_t head_dim, bool causal,
-                                        bool aligned);
-// Where choose_attention_kernel picks the 16-subgroup KHR attention (256 queries per workgroup),
-// whether its 8-subgroup twin (128) finishes sooner for `nq` queries in each of `rows` (heads x
+                                        bool aligned, int64_t queries = 0, int64_t row_count = 0);
+// Where choose_attention_kernel would take the 16-subgroup KHR attention (256 queries per
+// workgroup), whether its 8-subgroup twin (128) finishes sooner for `nq` queries in each of `rows` (heads x
 // batch) on `sms` SMs: one workgroup of either runs per SM, so the time is whole waves of
 // workgroups, each as long as its queries take (8 subgroups: kEightSubgroupQueryCost per query).
 bool khr_attention_eight_subgroups_win(int64_t nq, int64_t rows, uint32_t sms);
