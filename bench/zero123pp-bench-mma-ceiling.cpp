@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
     };
     // shaders/variants/ceiling.cmake builds the same configurations.
     for (Config c : {Config{"w4x4", 16, 2, 2, 64}, Config{"w4x4k32", 16, 2, 2, 32}, Config{"w2x4", 8, 4, 2, 64},
-                     Config{"w4x4f42", 16, 4, 2, 32}, Config{"w2x2f44", 4, 4, 4, 64}})
+                     Config{"w4x4f42", 16, 4, 2, 32}, Config{"w2x2f44", 4, 4, 4, 64}, Config{"w4x4k80", 16, 2, 2, 80}})
       for (int mode : {0, 2, 3, 4}) {
         const std::string name = "coopmat_ceiling_m" + std::to_string(mode) + "_" + c.name;
         const uint32_t groups = sms * 8, nw = c.subgroups;
