@@ -3,6 +3,7 @@
 // of any tile (the portable kernel's 4 x 4 blocks, the coopmat kernel's 128 x 128 x 32 tiles),
 // and K is chosen to hit both the vectorized (K % 4 / K % 8 == 0) and element-wise loaders.
 #include <gtest/gtest.h>
+#include <optional>
 
 #include <cmath>
 #include <memory>
@@ -177,6 +178,35 @@ TEST_P(Linear, PortableSplitKForced) {
     kernels::linear(*kernels_, rec, x, w, nullptr, y);
     EXPECT_EQ(rec.dispatch_count(), 2u);
   }
+}
+
+// kernels::WholeK: split K (forced for the portable kernel; the v1/KHR cooperative-matrix kernels
+// split one row by their rule) orders two independent one-row products by barriers, as they share the
+// partial-sum scratch; with K whole nothing orders them, and the sums still match the reference.
+TEST_P(Linear, WholeKLeavesIndependentProductsUnordered) {
+  struct Force {
+    Force() { kernels::detail::force_portable_split_k_for_testing(3); }
+    ~Force() { kernels::detail::force_portable_split_k_for_testing(0); }
+  } force;
+  const DType dt = GetParam().dtype;
+  Tensor x = make_tensor(device(), dt, {1, 1024}, "x");
+  Tensor w1 = make_tensor(device(), dt, {256, 1024}, "w1"), w2 = make_tensor(device(), dt, {320, 1024}, "w2");
+  Tensor y1 = make_tensor(device(), dt, {1, 256}, "y1"), y2 = make_tensor(device(), dt, {1, 320}, "y2");
+  auto barriers = [&](bool whole) {
+    vk::Recording rec(device());
+    std::optional<kernels::WholeK> scope;
+    if (whole) scope.emplace(*kernels_);
+    kernels::linear(*kernels_, rec, x, w1, nullptr, y1);
+    kernels::linear(*kernels_, rec, x, w2, nullptr, y2);
+    return rec.barrier_count();
+  };
+  // The NV coopmat2 kernel never splits K: nothing to order there, with or without.
+  const bool splits = kernels_->matmul_path() != kernels::Path::NvCoopMat2;
+  EXPECT_EQ(barriers(false) > 0, splits);
+  EXPECT_EQ(barriers(true), 0u);
+  EXPECT_FALSE(kernels_->whole_k()); // the scope ended
+  kernels::WholeK whole(*kernels_);
+  check({1}, 1280, 320, true, true, Epilogue::Silu);
 }
 
 // The tiled portable kernel (gemm_tiled.comp: fp16 on GPUs; forced here so lavapipe covers it),

@@ -77,7 +77,7 @@ uint32_t round_up(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
 // How many K ranges a coopmat GEMM with `tiles` output tiles runs (1 = no split).
 // Tuning::gemm_split_k (Z123_GEMM_SPLITK=0) turns splitting off (for measuring).
 uint32_t split_k_count(const Kernels& kernels, uint64_t tiles, uint32_t K) {
-  if (!kernels.tuning().gemm_split_k || tiles == 0 || tiles >= kSplitKMaxTiles) return 1;
+  if (kernels.whole_k() || !kernels.tuning().gemm_split_k || tiles == 0 || tiles >= kSplitKMaxTiles) return 1;
   if (tiles >= kSplitKShortMaxTiles && K < kSplitKShortK) return 1;
   uint64_t want = (kSplitKTargetGroups + tiles - 1) / tiles;
   return static_cast<uint32_t>(std::max<uint64_t>(1, std::min<uint64_t>({want, K / kSplitKMinChunk, kSplitKMax})));
@@ -114,6 +114,7 @@ constexpr uint64_t kPortableGroupsPerUnit = 16, kPortableUnknownUnits = 64;
 uint32_t g_portable_splits = 0; // tests force a split count on any device; 0: the rule
 
 uint32_t portable_split_k_count(const Kernels& kernels, uint64_t tiles, uint32_t K) {
+  if (kernels.whole_k()) return 1;
   if (g_portable_splits) return std::max<uint32_t>(1, std::min(g_portable_splits, K / kSplitKAlign));
   const auto& info = kernels.device().info();
   if (info.type == VK_PHYSICAL_DEVICE_TYPE_CPU || tiles == 0) return 1;

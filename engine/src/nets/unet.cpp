@@ -245,6 +245,10 @@ void UNet::record_time(vk::Recording& rec, Workspace& ws, const Tensor& t_freq, 
          silu_emb, Epilogue::Silu);
   ws.release(e1);
   // conv1.bias + time_emb_proj(silu(emb)): the checkpoint's conv1 bias rides in as the residual.
+  // Unsplit, the resnets' products are independent and run side by side (kernels::WholeK); split,
+  // they queued behind one another: 42.55-42.59 against 42.66-42.72 ms per step on an H100
+  // (bench/NOTES.md session 18, run 4).
+  kernels::WholeK whole_k(k_);
   for (const ResnetDecl* r : layout_.resnets()) {
     const std::string p = r->prefix + ".";
     Tensor bias = out.slot(r->prefix, dt, r->out_channels);

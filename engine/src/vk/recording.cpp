@@ -97,6 +97,7 @@ void Recording::barrier() {
   });
   written_since_barrier_.clear();
   read_since_barrier_.clear();
+  ++barriers_;
 }
 
 void Recording::track(const Buffer* buffer, bool written) {

@@ -99,8 +99,12 @@ public:
   // with this context (recordings order their uses by barriers; programs run one at a time).
   // Outgrown buffers stay alive: earlier recordings still reference them.
   const vk::Buffer& splitk_scratch(uint64_t bytes);
+  // Whether GEMMs recorded now keep K whole (a WholeK is alive).
+  bool whole_k() const { return whole_k_ > 0; }
 
 private:
+  friend class WholeK;
+  int whole_k_ = 0;
   vk::Device& device_;
   Tuning tuning_;
   Path matmul_path_ = Path::Portable;
@@ -108,6 +112,22 @@ private:
   const CoopmatShape* khr_shape_ = nullptr;
   mutable std::optional<bool> rows_in_quads_; // khr_accumulator_rows_in_quads, once asked
   std::vector<std::shared_ptr<vk::Buffer>> splitk_scratch_;
+};
+
+// While one lives, the GEMMs recorded with `kernels` keep K whole. Split-K GEMMs share one scratch
+// of partial sums (Kernels::splitk_scratch), so a recording orders each one after the previous
+// one's reduce with barriers; unsplit, independent GEMMs have nothing in common to order, and the
+// GPU runs them side by side. For many small independent products: the time bias of every resnet
+// (22 products of one row per step, each split into ~5 K ranges otherwise).
+class WholeK {
+public:
+  explicit WholeK(Kernels& kernels) : kernels_(kernels) { ++kernels_.whole_k_; }
+  ~WholeK() { --kernels_.whole_k_; }
+  WholeK(const WholeK&) = delete;
+  WholeK& operator=(const WholeK&) = delete;
+
+private:
+  Kernels& kernels_;
 };
 
 // Subgroup size to require of the pipelines of cooperative-matrix kernels written for `width`

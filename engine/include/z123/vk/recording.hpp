@@ -60,6 +60,7 @@ public:
   void finish();
   bool finished() const { return finished_; }
   size_t dispatch_count() const { return dispatches_; }
+  size_t barrier_count() const { return barriers_; } // recorded so far, automatic or explicit
   // The label of every dispatch so far, as the profile (Z123_PROFILE) names it:
   // "variant [gx x gy x gz] detail". The kernel benchmark matches its rows to the profile's.
   const std::vector<std::string>& dispatch_labels() const { return dispatch_labels_; }
@@ -92,7 +93,7 @@ private:
   std::vector<std::function<void(VkCommandBuffer)>> pending_; // written at finish()
   bool finished_ = false;
   bool unbacked_ = false; // uses a buffer with no memory (Allocator::create_unbacked_buffer): never run
-  size_t dispatches_ = 0;
+  size_t dispatches_ = 0, barriers_ = 0;
   std::vector<std::string> dispatch_labels_;
   VkQueryPool profile_queries_ = VK_NULL_HANDLE;
   std::vector<std::string> profile_labels_; // interval i ends at query i + 1
