@@ -7,12 +7,12 @@
 
 namespace z123 {
 
-Workspace::Workspace(vk::Device& device, std::string name, vk::MemoryTurn turn)
-    : device_(device), name_(std::move(name)), turn_(turn) {}
+Workspace::Workspace(vk::Device& device, std::string name, vk::MemoryTurn turn, bool own_memory)
+    : device_(device), name_(std::move(name)), turn_(turn), own_memory_(own_memory) {}
 
 std::shared_ptr<vk::Buffer> Workspace::new_buffer(uint64_t bytes, const std::string& what) {
   auto buf = std::make_shared<vk::Buffer>(
-      device_.allocator().create_buffer(bytes, vk::MemoryUsage::DeviceLocal, name_ + ":" + what, false, turn_));
+      device_.allocator().create_buffer(bytes, vk::MemoryUsage::DeviceLocal, name_ + ":" + what, own_memory_, turn_));
   pooled_bytes_ += buf->size();
   return buf;
 }

@@ -73,6 +73,73 @@ TEST_F(Dispatch, ChainedReadModifyWriteGetsBarriers) {
   for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(got[i], y[i] + 5.0f * x[i]) << i;
 }
 
+// vk::Recording::order_by_levels: two chains recorded one after the other (y1 <- 0.5 x + y1 and
+// y2 <- 2 x + y2, five times each) share levels 0-4, where the recorded order puts barriers through
+// both one after the other; a copy of y1's result, a product that needs both chains, a fill of x after its last
+// readers (write after read) and an explicit barrier each keep their place. The results are
+// exact, and so are a second run's (replay).
+TEST_F(Dispatch, LevelsKeepEveryDependenceAndRunChainsSideBySide) {
+  const uint32_t n = 2053;
+  std::vector<float> x(n), y1(n), y2(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    x[i] = static_cast<float>(i % 89);
+    y1[i] = static_cast<float>(i % 11) - 5.0f;
+    y2[i] = static_cast<float>(i % 7) - 3.0f;
+  }
+  auto& a = device().allocator();
+  vk::Buffer bx = a.create_buffer(n * 4, vk::MemoryUsage::DeviceLocal, "x");
+  vk::Buffer by1 = a.create_buffer(n * 4, vk::MemoryUsage::DeviceLocal, "y1");
+  vk::Buffer by2 = a.create_buffer(n * 4, vk::MemoryUsage::DeviceLocal, "y2");
+  vk::Buffer bc = a.create_buffer(n * 4, vk::MemoryUsage::DeviceLocal, "copy of y1");
+  vk::Buffer bz = a.create_buffer(n * 4, vk::MemoryUsage::DeviceLocal, "z");
+  const uint32_t groups = (n + kGroup - 1) / kGroup;
+  auto record = [&](vk::Recording& rec) {
+    AxpyPush half{n, 0.5f}, twice{n, 2.0f}, once{n, 1.0f};
+    for (int k = 0; k < 5; ++k)
+      rec.dispatch(axpy_pipeline(device()), {vk::in(bx), vk::out(by1)}, &half, sizeof half, groups);
+    for (int k = 0; k < 5; ++k)
+      rec.dispatch(axpy_pipeline(device()), {vk::in(bx), vk::out(by2)}, &twice, sizeof twice, groups);
+    rec.copy(by1, bc, n * 4);                                                                      // level 5
+    rec.dispatch(axpy_pipeline(device()), {vk::in(bc), vk::out(by2)}, &once, sizeof once, groups); // level 6
+    rec.fill(bx, 0);                                                                               // level 5
+    rec.barrier();
+    rec.fill(bz, 0x3f800000u); // 1.0f, independent of everything but the barrier: level 7
+  };
+  vk::Recording in_order(device());
+  record(in_order);
+  vk::Recording levels(device());
+  levels.order_by_levels();
+  record(levels);
+  levels.finish();
+  EXPECT_EQ(levels.barrier_count(), 7u); // levels 0-7
+  EXPECT_GT(in_order.barrier_count(), levels.barrier_count());
+  vk::Recording late(device());
+  late.fill(bz, 0);
+  EXPECT_THROW(late.order_by_levels(), Error);
+
+  for (int run = 1; run <= 2; ++run) {
+    SCOPED_TRACE("run " + std::to_string(run));
+    device().upload(bx, x.data(), n * 4);
+    device().upload(by1, y1.data(), n * 4);
+    device().upload(by2, y2.data(), n * 4);
+    device().run(levels);
+    std::vector<float> g1(n), g2(n), gc(n), gx(n), gz(n);
+    device().download(by1, g1.data(), n * 4);
+    device().download(by2, g2.data(), n * 4);
+    device().download(bc, gc.data(), n * 4);
+    device().download(bx, gx.data(), n * 4);
+    device().download(bz, gz.data(), n * 4);
+    for (uint32_t i = 0; i < n; ++i) {
+      const float want1 = y1[i] + 2.5f * x[i];
+      ASSERT_EQ(g1[i], want1) << i;
+      ASSERT_EQ(gc[i], want1) << i;
+      ASSERT_EQ(g2[i], y2[i] + 10.0f * x[i] + want1) << i;
+      ASSERT_EQ(gx[i], 0.0f) << i;
+      ASSERT_EQ(gz[i], 1.0f) << i;
+    }
+  }
+}
+
 TEST_F(Dispatch, RecordingReplaysAndFillRestartsEachTime) {
   const uint32_t n = 300;
   auto& a = device().allocator();

@@ -23,7 +23,11 @@ namespace z123 {
 class Workspace {
 public:
   // turn: the pooled buffers take this turn of the shared device memory (vk::MemoryTurn).
-  explicit Workspace(vk::Device& device, std::string name = "workspace", vk::MemoryTurn turn = vk::MemoryTurn::None);
+  // own_memory: each pooled buffer in device memory of its own size (vk::Allocator::create_buffer),
+  // for a small pool made beside the large one, whose few tens of MiB would otherwise open a new
+  // shared block (256 MiB).
+  explicit Workspace(vk::Device& device, std::string name = "workspace", vk::MemoryTurn turn = vk::MemoryTurn::None,
+                     bool own_memory = false);
 
   // A tensor backed by a pooled buffer: the one the plan gives this request (end_planning), else
   // the smallest free one of sufficient size (in an unplanned pool at most twice the need, so
@@ -73,6 +77,7 @@ private:
   vk::Device& device_;
   std::string name_;
   vk::MemoryTurn turn_;
+  bool own_memory_;
   std::vector<Slot> slots_;
   uint64_t pooled_bytes_ = 0;
   bool planning_ = false;

@@ -92,6 +92,16 @@ struct Engine::Impl {
   std::unique_ptr<Workspace> around;
   std::unique_ptr<vk::Recording> restore_unet;
   bool unet_on_device = false;
+  // The reference pass's scratch in the normal layout: a pool of its own, so that nothing but the
+  // keys and values it writes orders the main pass after it, and the step program (ordered by
+  // levels: vk::Recording::order_by_levels) runs the two passes side by side. Null in the
+  // low-memory layout, where both passes share `scratch` (a smaller peak before overlap). A small
+  // pool (70 MiB at 640x960), so its buffers have memory of their own rather than a new block.
+  std::unique_ptr<Workspace> reference;
+  Workspace& reference_scratch() { return reference ? *reference : *scratch; }
+  std::unique_ptr<Workspace> make_reference() const {
+    return restore_unet ? nullptr : std::make_unique<Workspace>(*device, "reference-pass", vk::MemoryTurn::None, true);
+  }
   Workspace& around_scratch() { return around ? *around : *scratch; }
   std::unique_ptr<Workspace> make_around() const {
     return restore_unet ? std::make_unique<Workspace>(*device, "around-sampling", vk::MemoryTurn::Second) : nullptr;
@@ -173,6 +183,7 @@ struct Engine::Impl {
     reset_programs();
     std::vector<Workspace*> pools{scratch.get()};
     if (around) pools.push_back(around.get());
+    if (reference) pools.push_back(reference.get());
     for (Workspace* ws : pools) ws->begin_planning();
     try {
       record_programs(h, w, halves);
@@ -206,8 +217,10 @@ struct Engine::Impl {
   void reset_programs() {
     drop_programs();
     around.reset();
+    reference.reset();
     scratch = std::make_unique<Workspace>(*device, "scratch");
     around = make_around();
+    reference = make_reference();
   }
 };
 
@@ -285,6 +298,7 @@ std::unique_ptr<Engine> Engine::open(const std::filesystem::path& model_dir, con
   }
   impl->scratch = std::make_unique<Workspace>(device, "scratch");
   impl->around = impl->make_around();
+  impl->reference = impl->make_reference();
   auto text_ws = std::make_unique<Workspace>(device, "clip-text");
   vk::Recording text_rec(device);
   Tensor text_out = text->record_encode(text_rec, *text_ws, text->empty_prompt_ids());
@@ -349,14 +363,15 @@ std::string Engine::memory_report() const {
                 "  UNet weights           %6d MiB%s\n"
                 "  VAE weights            %6d MiB\n"
                 "  CLIP vision weights    %6d MiB (%s)\n"
-                "  sampling scratch pool  %6d MiB\n"
+                "  sampling scratch pool  %6d MiB (and the reference pass's, %d MiB)\n"
                 "  conditioning/decoding  %6d MiB%s\n"
                 "  step caches            %6d MiB (reference and cross-attention keys/values)\n",
                 m.restore_unet ? "low-memory" : "normal", mib(st.device_local_allocated_bytes),
                 mib(st.peak_device_local_allocated_bytes), mib(m.unet->weight_bytes()), unet_where.c_str(),
                 mib(m.vae->weight_bytes()), mib(m.vision->weight_bytes()),
                 m.vision_in_host_memory ? "host memory on discrete GPUs" : "device",
-                mib(m.scratch ? m.scratch->pooled_bytes() : 0), mib(m.around ? m.around->pooled_bytes() : 0),
+                mib(m.scratch ? m.scratch->pooled_bytes() : 0), mib(m.reference ? m.reference->pooled_bytes() : 0),
+                mib(m.around ? m.around->pooled_bytes() : 0),
                 m.around ? " (in the UNet weights' memory)" : " (in the sampling pool)",
                 mib(m.step ? m.step->cache->bytes() + m.step->context_kv->bytes() : 0));
   return buf;
@@ -398,12 +413,13 @@ StepProgram& Engine::Impl::step_program(int64_t h, int64_t w, int64_t hr, int64_
   p->main_in = make_tensor(*device, dtype, {B, h, w, c}, "main input");
   p->v = make_tensor(*device, dtype, {B, h, w, c}, "v");
   p->rec = std::make_unique<vk::Recording>(*device);
+  p->rec->order_by_levels(); // the reference and main passes side by side (`reference`)
   auto& rec = *p->rec;
   const uint32_t ref_count = static_cast<uint32_t>(B * hr * wr * c), count = static_cast<uint32_t>(h * w * c);
   kernels::sampler_ref_input(*k, rec, p->params, p->cond_lat, p->ref_noise, p->ref_in, ref_count);
   p->context_kv = std::make_unique<nets::ReferenceCache>(*device);
   unet->record_time(rec, *scratch, p->t_freq, *p->time);
-  unet->record(rec, *scratch, p->ref_in, *p->time, p->ctx, nullptr, nets::RefMode::Write, p->cache.get(),
+  unet->record(rec, reference_scratch(), p->ref_in, *p->time, p->ctx, nullptr, nets::RefMode::Write, p->cache.get(),
                p->context_kv.get());
   kernels::sampler_main_input(*k, rec, p->params, p->x, p->main_in, count);
   unet->record(rec, *scratch, p->main_in, *p->time, p->ctx, &p->v, nets::RefMode::Read, p->cache.get(),

@@ -1,5 +1,7 @@
 #include "z123/vk/recording.hpp"
 
+#include <algorithm>
+
 #include "z123/vk/device.hpp"
 #include "z123/vk/memory.hpp"
 #include "z123/vk/pipeline.hpp"
@@ -14,6 +16,15 @@ constexpr uint32_t kSetsPerPool = 256;
 // left out of the profile.
 constexpr uint32_t kProfileQueries = 8192;
 constexpr VkPipelineStageFlags kWorkStages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+
+// Every compute or transfer write before it is visible to every such access after it.
+void write_barrier(VkCommandBuffer cmd) {
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                     VK_ACCESS_TRANSFER_WRITE_BIT;
+  vkCmdPipelineBarrier(cmd, kWorkStages, kWorkStages, 0, 1, &mb, 0, nullptr, 0, nullptr);
+}
 
 } // namespace
 
@@ -88,16 +99,37 @@ VkDescriptorSet Recording::allocate_set(VkDescriptorSetLayout layout, uint32_t b
 }
 
 void Recording::barrier() {
-  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-  mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
-                     VK_ACCESS_TRANSFER_WRITE_BIT;
-  defer([mb](VkCommandBuffer cmd) {
-    vkCmdPipelineBarrier(cmd, kWorkStages, kWorkStages, 0, 1, &mb, 0, nullptr, 0, nullptr);
-  });
+  if (by_levels_) {
+    floor_ = levels_.size();
+    return;
+  }
+  defer(write_barrier);
   written_since_barrier_.clear();
   read_since_barrier_.clear();
   ++barriers_;
+}
+
+void Recording::order_by_levels() {
+  if (!pending_.empty() || dispatches_ || !labels_.empty())
+    throw internal_error("order_by_levels after commands were recorded");
+  if (profile_queries_ || queries_) return; // timed: each command's time must be its own
+  by_levels_ = true;
+}
+
+void Recording::place(const std::vector<VkBuffer>& reads, const std::vector<VkBuffer>& writes,
+                      std::function<void(VkCommandBuffer)> command) {
+  if (finished_) throw internal_error("command recorded into a finished recording");
+  auto after = [](const std::map<VkBuffer, size_t>& m, VkBuffer h) {
+    auto it = m.find(h);
+    return it == m.end() ? size_t{0} : it->second;
+  };
+  size_t level = floor_;
+  for (VkBuffer h : reads) level = std::max(level, after(after_write_, h));
+  for (VkBuffer h : writes) level = std::max({level, after(after_write_, h), after(after_read_, h)});
+  for (VkBuffer h : reads) after_read_[h] = std::max(after(after_read_, h), level + 1);
+  for (VkBuffer h : writes) after_write_[h] = level + 1;
+  if (levels_.size() <= level) levels_.resize(level + 1);
+  levels_[level].push_back(std::move(command));
 }
 
 void Recording::track(const Buffer* buffer, bool written) {
@@ -130,12 +162,14 @@ void Recording::dispatch(const Pipeline& pipeline, const std::vector<Binding>& b
     if (!b.buffer->backed()) unbacked_ = true;
   if (unbacked_) return;
 
-  bool hazard = false;
-  for (const Binding& b : bindings) {
-    VkBuffer h = b.buffer->handle();
-    if (written_since_barrier_.count(h) || (b.written && read_since_barrier_.count(h))) hazard = true;
+  if (!by_levels_) {
+    bool hazard = false;
+    for (const Binding& b : bindings) {
+      VkBuffer h = b.buffer->handle();
+      if (written_since_barrier_.count(h) || (b.written && read_since_barrier_.count(h))) hazard = true;
+    }
+    if (hazard) barrier();
   }
-  if (hazard) barrier();
 
   VkDescriptorSet set = allocate_set(pipeline.set_layout, pipeline.num_buffers);
   std::vector<VkDescriptorBufferInfo> infos(bindings.size());
@@ -152,15 +186,22 @@ void Recording::dispatch(const Pipeline& pipeline, const std::vector<Binding>& b
   vkUpdateDescriptorSets(device_.handle(), static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
   std::vector<uint8_t> constants(static_cast<const uint8_t*>(push), static_cast<const uint8_t*>(push) + push_bytes);
   const Pipeline* pipe = &pipeline;
-  defer([pipe, set, constants = std::move(constants), gx, gy, gz](VkCommandBuffer cmd) {
+  auto command = [pipe, set, constants = std::move(constants), gx, gy, gz](VkCommandBuffer cmd) {
     vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->handle());
     vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->layout, 0, 1, &set, 0, nullptr);
     if (!constants.empty())
       vkCmdPushConstants(cmd, pipe->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, static_cast<uint32_t>(constants.size()),
                          constants.data());
     vkCmdDispatch(cmd, gx, gy, gz);
-  });
-  for (const Binding& b : bindings) track(b.buffer, b.written);
+  };
+  if (by_levels_) {
+    std::vector<VkBuffer> read, written;
+    for (const Binding& b : bindings) (b.written ? written : read).push_back(b.buffer->handle());
+    place(read, written, std::move(command));
+  } else {
+    defer(std::move(command));
+    for (const Binding& b : bindings) track(b.buffer, b.written);
+  }
   dispatches_++;
   dispatch_labels_.push_back(pipeline.name + " [" + std::to_string(gx) + "x" + std::to_string(gy) + "x" +
                              std::to_string(gz) + "]" + (detail.empty() ? "" : " " + detail));
@@ -192,12 +233,19 @@ void Recording::copy(const Buffer& src, const Buffer& dst, VkDeviceSize bytes, V
   if (src_offset + bytes > src.size() || dst_offset + bytes > dst.size())
     throw invalid_argument("copy of " + std::to_string(bytes) + " bytes from '" + src.name() + "' to '" + dst.name() +
                            "' is out of range");
+  if (!src.backed() || !dst.backed()) unbacked_ = true;
+  VkBufferCopy region{src_offset, dst_offset, bytes};
+  auto command = [s = src.handle(), d = dst.handle(), region](VkCommandBuffer cmd) {
+    vkCmdCopyBuffer(cmd, s, d, 1, &region);
+  };
+  if (by_levels_) {
+    place({src.handle()}, {dst.handle()}, std::move(command));
+    return;
+  }
   if (written_since_barrier_.count(src.handle()) || written_since_barrier_.count(dst.handle()) ||
       read_since_barrier_.count(dst.handle()))
     barrier();
-  if (!src.backed() || !dst.backed()) unbacked_ = true;
-  VkBufferCopy region{src_offset, dst_offset, bytes};
-  defer([s = src.handle(), d = dst.handle(), region](VkCommandBuffer cmd) { vkCmdCopyBuffer(cmd, s, d, 1, &region); });
+  defer(std::move(command));
   track(&src, false);
   track(&dst, true);
   if (profile_queries_) profile_mark("copy");
@@ -205,9 +253,15 @@ void Recording::copy(const Buffer& src, const Buffer& dst, VkDeviceSize bytes, V
 
 void Recording::fill(const Buffer& dst, uint32_t value, VkDeviceSize offset, VkDeviceSize bytes) {
   if (!dst.backed()) unbacked_ = true;
+  auto command = [d = dst.handle(), offset, bytes, value](VkCommandBuffer cmd) {
+    vkCmdFillBuffer(cmd, d, offset, bytes, value);
+  };
+  if (by_levels_) {
+    place({}, {dst.handle()}, std::move(command));
+    return;
+  }
   if (written_since_barrier_.count(dst.handle()) || read_since_barrier_.count(dst.handle())) barrier();
-  defer(
-      [d = dst.handle(), offset, bytes, value](VkCommandBuffer cmd) { vkCmdFillBuffer(cmd, d, offset, bytes, value); });
+  defer(std::move(command));
   track(&dst, true);
   if (profile_queries_) profile_mark("fill");
 }
@@ -236,6 +290,19 @@ void Recording::finish() {
   for (auto& command : pending_) command(cmd_);
   pending_.clear();
   pending_.shrink_to_fit();
+  bool first = true;
+  for (auto& level : levels_) {
+    if (level.empty()) continue; // below an explicit barrier's floor: nothing came there
+    if (!first) {
+      write_barrier(cmd_);
+      ++barriers_;
+    }
+    first = false;
+    for (auto& command : level) command(cmd_);
+  }
+  levels_.clear();
+  after_write_.clear();
+  after_read_.clear();
   // Make every write visible to the host (downloads read mapped memory after the wait).
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;

@@ -6,6 +6,10 @@
 // learn what it needs: its dispatches are skipped, and finish() refuses it.
 // Commands are collected and written into the command buffer at finish(), so the pipelines they
 // use compile on the pipeline cache's worker threads while the rest is being recorded.
+// order_by_levels() changes how they are written: each command goes into the earliest level after
+// every earlier command it depends on (through a buffer one of them writes and the other reads or
+// writes), the levels are written in order with one barrier between them, so independent chains
+// of commands recorded one after the other (the UNet's reference and main passes) run side by side.
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -13,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
@@ -52,7 +57,12 @@ public:
   void copy(const Buffer& src, const Buffer& dst, VkDeviceSize bytes, VkDeviceSize src_offset = 0,
             VkDeviceSize dst_offset = 0);
   void fill(const Buffer& dst, uint32_t value, VkDeviceSize offset = 0, VkDeviceSize bytes = VK_WHOLE_SIZE);
+  // Every command recorded after this runs after every command recorded before it.
   void barrier();
+  // Before the first command: write the commands by levels of dependence instead of in recorded
+  // order (see above). Recordings with timestamps or profiled ones (Z123_PROFILE: each command's
+  // time must be its own) keep the recorded order.
+  void order_by_levels();
   // Writes a GPU timestamp after all previously recorded work; label names the interval that
   // ends here (see timings()).
   void timestamp(const std::string& label);
@@ -60,7 +70,8 @@ public:
   void finish();
   bool finished() const { return finished_; }
   size_t dispatch_count() const { return dispatches_; }
-  size_t barrier_count() const { return barriers_; } // recorded so far, automatic or explicit
+  // Barriers recorded so far, automatic or explicit (ordered by levels: those finish() wrote).
+  size_t barrier_count() const { return barriers_; }
   // The label of every dispatch so far, as the profile (Z123_PROFILE) names it:
   // "variant [gx x gy x gz] detail". The kernel benchmark matches its rows to the profile's.
   const std::vector<std::string>& dispatch_labels() const { return dispatch_labels_; }
@@ -78,6 +89,9 @@ public:
 
 private:
   void track(const Buffer* buffer, bool written);
+  // Ordered by levels: files `command`, which reads `reads` and writes `writes`, at its level.
+  void place(const std::vector<VkBuffer>& reads, const std::vector<VkBuffer>& writes,
+             std::function<void(VkCommandBuffer)> command);
   void defer(std::function<void(VkCommandBuffer)> command);
   void profile_mark(const std::string& label);
   VkDescriptorSet allocate_set(VkDescriptorSetLayout layout, uint32_t buffers);
@@ -91,6 +105,13 @@ private:
   std::vector<std::string> labels_;
   std::set<VkBuffer> written_since_barrier_, read_since_barrier_;
   std::vector<std::function<void(VkCommandBuffer)>> pending_; // written at finish()
+  // Ordered by levels: the commands of each level; per buffer, one past the level of its last
+  // write and one past the highest level that read it; the lowest level a command may take (an
+  // explicit barrier raises it).
+  bool by_levels_ = false;
+  std::vector<std::vector<std::function<void(VkCommandBuffer)>>> levels_;
+  std::map<VkBuffer, size_t> after_write_, after_read_;
+  size_t floor_ = 0;
   bool finished_ = false;
   bool unbacked_ = false; // uses a buffer with no memory (Allocator::create_unbacked_buffer): never run
   size_t dispatches_ = 0, barriers_ = 0;
