@@ -103,6 +103,24 @@ TEST(EngineApi, LowMemoryModeGivesTheSameImages) {
   }
 }
 
+// open() reports the prepared step program's dispatches and barriers. The reference and main passes
+// share levels (vk::Recording::order_by_levels), so there are about half as many barriers as
+// dispatches (the tiny model: 745 dispatches, 374 barriers; 720 in recorded order).
+TEST(EngineApi, StepProgramRunsBothPassesSideBySide) {
+  EngineOptions eo;
+  eo.validation = true;
+  eo.prepare_width = 128;
+  eo.prepare_height = 192;
+  if (const char* d = std::getenv("Z123_TEST_DEVICE")) eo.device = d;
+  auto engine = Engine::open(test::fast_model_dir(), eo);
+  const LoadReport& r = engine->load_report();
+  ASSERT_GT(r.step_dispatches, 0u);
+  EXPECT_LT(r.step_barriers * 3, r.step_dispatches * 2) << r.step_barriers << " barriers for " << r.step_dispatches;
+  EXPECT_NE(format_load_report(r).find("step program"), std::string::npos);
+  // The scratch report names the reference pass's own pool (the normal layout).
+  EXPECT_NE(engine->memory_report().find("reference pass's"), std::string::npos);
+}
+
 // The scratch pools are laid out from a first, unrun recording of the programs (Workspace
 // planning) both in open() for the prepared size and in generate() for a size it meets: the two
 // give the same pools, and a call at another size and back gives the same images.

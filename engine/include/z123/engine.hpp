@@ -48,6 +48,9 @@ struct LoadReport {
   std::vector<std::pair<std::string, double>> slowest_pipelines; // the longest compilations (ms)
   double save_ms = 0;                                            // writing the pipeline cache
   double total_ms = 0;
+  // The prepared size's UNet step program (0 when open() prepared none): its dispatches, and the
+  // barriers between them (one per level of dependence: vk::Recording::order_by_levels).
+  uint32_t step_dispatches = 0, step_barriers = 0;
 };
 
 // The report as indented lines ("open 2.41 s\n  device 0.21 s\n ..."), for --verbose and benches.

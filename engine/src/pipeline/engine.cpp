@@ -313,7 +313,13 @@ std::unique_ptr<Engine> Engine::open(const std::filesystem::path& model_dir, con
   text.reset();
   report.text_ms = next_stage("compiling kernels");
 
-  if (prepare) impl->finish_programs();
+  if (prepare) {
+    impl->finish_programs();
+    if (impl->step) {
+      report.step_dispatches = static_cast<uint32_t>(impl->step->rec->dispatch_count());
+      report.step_barriers = static_cast<uint32_t>(impl->step->rec->barrier_count());
+    }
+  }
   vk::PipelineCache& pipes = device.pipelines();
   pipes.wait_all();
   report.pipelines_wait_ms = next_stage(nullptr);
@@ -697,6 +703,11 @@ std::string format_load_report(const LoadReport& r) {
   std::string out(buf, static_cast<size_t>(std::max(0, std::min<int>(n, sizeof buf - 1))));
   for (const auto& [name, ms] : r.slowest_pipelines) {
     std::snprintf(buf, sizeof buf, "    slowest pipeline %7.0f ms %s\n", ms, name.c_str());
+    out += buf;
+  }
+  if (r.step_dispatches) {
+    std::snprintf(buf, sizeof buf, "  step program           %u dispatches, %u barriers\n", r.step_dispatches,
+                  r.step_barriers);
     out += buf;
   }
   return out;
