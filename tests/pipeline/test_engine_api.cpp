@@ -29,6 +29,16 @@ std::unique_ptr<Engine> open_model(const std::filesystem::path& dir, const std::
 // numbers (PipelineParity does those, on the tiny model against the official pipeline).
 std::unique_ptr<Engine> open_fast() { return open_model(test::fast_model_dir()); }
 
+// The fast model with its programs prepared in open() for quick()'s size.
+std::unique_ptr<Engine> open_prepared() {
+  EngineOptions eo;
+  eo.validation = true;
+  eo.prepare_width = 128;
+  eo.prepare_height = 192;
+  if (const char* d = std::getenv("Z123_TEST_DEVICE")) eo.device = d;
+  return Engine::open(test::fast_model_dir(), eo);
+}
+
 GenerateOptions quick(uint64_t seed) {
   GenerateOptions o;
   o.steps = 1;
@@ -107,12 +117,7 @@ TEST(EngineApi, LowMemoryModeGivesTheSameImages) {
 // share levels (vk::Recording::order_by_levels), so there are about half as many barriers as
 // dispatches (the tiny model: 745 dispatches, 374 barriers; 720 in recorded order).
 TEST(EngineApi, StepProgramRunsBothPassesSideBySide) {
-  EngineOptions eo;
-  eo.validation = true;
-  eo.prepare_width = 128;
-  eo.prepare_height = 192;
-  if (const char* d = std::getenv("Z123_TEST_DEVICE")) eo.device = d;
-  auto engine = Engine::open(test::fast_model_dir(), eo);
+  auto engine = open_prepared();
   const LoadReport& r = engine->load_report();
   ASSERT_GT(r.step_dispatches, 0u);
   EXPECT_LT(r.step_barriers * 3, r.step_dispatches * 2) << r.step_barriers << " barriers for " << r.step_dispatches;
@@ -130,12 +135,7 @@ TEST(EngineApi, PoolsArePlannedForThePreparedSizeAndForNewOnes) {
     const size_t at = report.find("sampling scratch pool");
     return at == std::string::npos ? std::string("none") : report.substr(at, report.find('\n', at) - at);
   };
-  EngineOptions eo;
-  eo.validation = true;
-  eo.prepare_width = 128;
-  eo.prepare_height = 192;
-  if (const char* d = std::getenv("Z123_TEST_DEVICE")) eo.device = d;
-  auto prepared = Engine::open(test::fast_model_dir(), eo);
+  auto prepared = open_prepared();
   const std::string at_open = pools(prepared->memory_report());
   Image a = prepared->generate(input, quick(5)).image;
   EXPECT_EQ(pools(prepared->memory_report()), at_open) << "the prepared programs were recorded again";
