@@ -159,14 +159,21 @@ TEST_P(Linear, SplitKFewTilesLongK) {
   check({2, 3}, 1001, 130, false, true, Epilogue::Silu);
 }
 
+namespace {
+// Forces the portable kernel's split-K count on any device while it lives (the rule again after).
+struct ForcedPortableSplits {
+  explicit ForcedPortableSplits(uint32_t splits) { kernels::detail::force_portable_split_k_for_testing(splits); }
+  ~ForcedPortableSplits() { kernels::detail::force_portable_split_k_for_testing(0); }
+  ForcedPortableSplits(const ForcedPortableSplits&) = delete;
+  ForcedPortableSplits& operator=(const ForcedPortableSplits&) = delete;
+};
+} // namespace
+
 // The portable kernel's split K (the rule takes it on GPUs with few output tiles; forced here so
 // lavapipe covers it too): 3 ranges of K = 1001 (two of 384 and a partial one, 4-wide loads off
 // since K % 4 != 0), and 5 of K = 3000 with 4-wide loads, epilogues applied by the reduction.
 TEST_P(Linear, PortableSplitKForced) {
-  struct Force {
-    Force() { kernels::detail::force_portable_split_k_for_testing(3); }
-    ~Force() { kernels::detail::force_portable_split_k_for_testing(0); }
-  } force;
+  ForcedPortableSplits force(3);
   check({2, 3}, 1001, 130, false, true, Epilogue::Silu);
   kernels::detail::force_portable_split_k_for_testing(5);
   check({40}, 3000, 9, true, true, Epilogue::Gelu);
@@ -184,10 +191,7 @@ TEST_P(Linear, PortableSplitKForced) {
 // split one row by their rule) orders two independent one-row products by barriers, as they share the
 // partial-sum scratch; with K whole nothing orders them, and the sums still match the reference.
 TEST_P(Linear, WholeKLeavesIndependentProductsUnordered) {
-  struct Force {
-    Force() { kernels::detail::force_portable_split_k_for_testing(3); }
-    ~Force() { kernels::detail::force_portable_split_k_for_testing(0); }
-  } force;
+  ForcedPortableSplits force(3);
   const DType dt = GetParam().dtype;
   Tensor x = make_tensor(device(), dt, {1, 1024}, "x");
   Tensor w1 = make_tensor(device(), dt, {256, 1024}, "w1"), w2 = make_tensor(device(), dt, {320, 1024}, "w2");

@@ -216,6 +216,10 @@ struct Engine::Impl {
   // reference pooled buffers, so none can be freed while any of them lives).
   void reset_programs() {
     drop_programs();
+    make_pools();
+  }
+  // Fresh scratch pools for this layout (scratch; around and reference where the layout has them).
+  void make_pools() {
     around.reset();
     reference.reset();
     scratch = std::make_unique<Workspace>(*device, "scratch");
@@ -296,9 +300,7 @@ std::unique_ptr<Engine> Engine::open(const std::filesystem::path& model_dir, con
     impl->restore_unet = std::make_unique<vk::Recording>(device);
     impl->unet->weights().record_restore(*impl->restore_unet);
   }
-  impl->scratch = std::make_unique<Workspace>(device, "scratch");
-  impl->around = impl->make_around();
-  impl->reference = impl->make_reference();
+  impl->make_pools();
   auto text_ws = std::make_unique<Workspace>(device, "clip-text");
   vk::Recording text_rec(device);
   Tensor text_out = text->record_encode(text_rec, *text_ws, text->empty_prompt_ids());
