@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Packs the programs the GPU-machine scripts (bench/gpu_*.sh) run into .gpu/bin.tar.xz: this
-X
+# build's benchmarks, kernel and runtime tests, the CLI and the device lister, each one
 # stripped, with the two image libraries the GPU machine lacks (libpng16, libjpeg) in lib/.
 # The tree travels with each run, 64 MiB at most: xz shrinks the SPIR-V-heavy binaries ~20x.
 # The build must embed the bench-only shader variants that the sweeps pick (docs/tuning.md):

@@ -213,6 +213,40 @@ TEST_P(Linear, WholeKLeavesIndependentProductsUnordered) {
   check({1}, 1280, 320, true, true, Epilogue::Silu);
 }
 
+// kernels::SplitKLane: two independent split-K products (partial sums, then their reduction) in
+// one scratch lane are chained, in a recording ordered by levels: the second one's partial sums
+// overwrite what the first one's reduction reads, so four levels (three barriers). In lanes of
+// their own they run side by side: two levels, one barrier. The sums still match the reference,
+// and the lane returns to the previous one when the scope ends.
+TEST_P(Linear, SplitKLanesLeaveTwoChainsUnordered) {
+  ForcedPortableSplits force(3);
+  const DType dt = GetParam().dtype;
+  Tensor x = make_tensor(device(), dt, {2, 1024}, "x");
+  // The larger product first: a lane's scratch only grows into a new buffer for a larger one.
+  Tensor w1 = make_tensor(device(), dt, {320, 1024}, "w1"), w2 = make_tensor(device(), dt, {256, 1024}, "w2");
+  Tensor y1 = make_tensor(device(), dt, {2, 320}, "y1"), y2 = make_tensor(device(), dt, {2, 256}, "y2");
+  auto barriers = [&](uint32_t second_lane) {
+    vk::Recording rec(device());
+    rec.order_by_levels();
+    kernels::linear(*kernels_, rec, x, w1, nullptr, y1);
+    {
+      kernels::SplitKLane lane(*kernels_, second_lane);
+      kernels::linear(*kernels_, rec, x, w2, nullptr, y2);
+    }
+    rec.finish();
+    return rec.barrier_count();
+  };
+  if (kernels_->matmul_path() == kernels::Path::NvCoopMat2) { // never splits K: nothing to chain
+    EXPECT_EQ(barriers(0), 0u);
+  } else {
+    EXPECT_EQ(barriers(0), 3u);
+    EXPECT_EQ(barriers(1), 1u);
+  }
+  EXPECT_EQ(kernels_->splitk_lane(), 0u); // the scopes ended
+  kernels::SplitKLane lane(*kernels_, 2);
+  check({2}, 1280, 320, true, true, Epilogue::Silu);
+}
+
 // The tiled portable kernel (gemm_tiled.comp: fp16 on GPUs; forced here so lavapipe covers it),
 // with packed fp16 products and with fp32 ones: partial tiles in M and N, K % 8 != 0
 // (element-wise gathers) and K % 16 != 0 with 16-byte loads, a multi-tile problem, and few tiles

@@ -248,13 +248,15 @@ const vk::Pipeline& Kernels::pipeline(const std::string& shader, uint32_t buffer
 }
 
 const vk::Buffer& Kernels::splitk_scratch(uint64_t bytes) {
-  if (splitk_scratch_.empty() || splitk_scratch_.back()->size() < bytes) {
-    uint64_t size = std::max<uint64_t>(bytes, splitk_scratch_.empty() ? 0 : 2 * splitk_scratch_.back()->size());
-    splitk_scratch_.push_back(std::make_shared<vk::Buffer>(
+  if (splitk_scratch_.size() <= splitk_lane_) splitk_scratch_.resize(splitk_lane_ + 1);
+  auto& lane = splitk_scratch_[splitk_lane_];
+  if (lane.empty() || lane.back()->size() < bytes) {
+    uint64_t size = std::max<uint64_t>(bytes, lane.empty() ? 0 : 2 * lane.back()->size());
+    lane.push_back(std::make_shared<vk::Buffer>(
         device_.allocator().create_buffer(size, vk::MemoryUsage::DeviceLocal, "split-K partial sums",
                                           /*own_memory=*/true))); // tens of MiB, not a new 256 MiB block
   }
-  return *splitk_scratch_.back();
+  return *lane.back();
 }
 
 std::string variant(ShaderFamily family, DType t) { return composed_variant(family.c_str(), t); }

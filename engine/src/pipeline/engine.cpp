@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "pipeline/host_math.hpp"
@@ -93,7 +94,8 @@ struct Engine::Impl {
   std::unique_ptr<vk::Recording> restore_unet;
   bool unet_on_device = false;
   // The reference pass's scratch in the normal layout: a pool of its own, so that nothing but the
-  // keys and values it writes orders the main pass after it, and the step program (ordered by
+  // keys and values it writes orders the main pass after it (its split-K GEMMs have a scratch
+  // lane of their own as well: kernels::SplitKLane), and the step program (ordered by
   // levels: vk::Recording::order_by_levels) runs the two passes side by side. Null in the
   // low-memory layout, where both passes share `scratch` (a smaller peak before overlap). A small
   // pool (70 MiB at 640x960), so its buffers have memory of their own rather than a new block.
@@ -427,8 +429,14 @@ StepProgram& Engine::Impl::step_program(int64_t h, int64_t w, int64_t hr, int64_
   kernels::sampler_ref_input(*k, rec, p->params, p->cond_lat, p->ref_noise, p->ref_in, ref_count);
   p->context_kv = std::make_unique<nets::ReferenceCache>(*device);
   unet->record_time(rec, *scratch, p->t_freq, *p->time);
-  unet->record(rec, reference_scratch(), p->ref_in, *p->time, p->ctx, nullptr, nets::RefMode::Write, p->cache.get(),
-               p->context_kv.get());
+  {
+    // With a pool of its own, the reference pass gets a split-K lane of its own too (nothing
+    // shared with the main pass then but the reference cache and the inputs).
+    std::optional<kernels::SplitKLane> lane;
+    if (reference) lane.emplace(*k, 1);
+    unet->record(rec, reference_scratch(), p->ref_in, *p->time, p->ctx, nullptr, nets::RefMode::Write, p->cache.get(),
+                 p->context_kv.get());
+  }
   kernels::sampler_main_input(*k, rec, p->params, p->x, p->main_in, count);
   unet->record(rec, *scratch, p->main_in, *p->time, p->ctx, &p->v, nets::RefMode::Read, p->cache.get(),
                p->context_kv.get());

@@ -96,22 +96,27 @@ public:
                                std::vector<uint32_t> spec_constants = {}, uint32_t subgroup_size = 0);
 
   // A device buffer of at least `bytes` for split-K partial sums, shared by every GEMM recorded
-  // with this context (recordings order their uses by barriers; programs run one at a time).
-  // Outgrown buffers stay alive: earlier recordings still reference them.
+  // with this context in the current lane (SplitKLane; lane 0 outside any): recordings order
+  // their uses by barriers, and programs run one at a time. Outgrown buffers stay alive: earlier
+  // recordings still reference them.
   const vk::Buffer& splitk_scratch(uint64_t bytes);
   // Whether GEMMs recorded now keep K whole (a WholeK is alive).
   bool whole_k() const { return whole_k_ > 0; }
+  // The split-K scratch lane GEMMs recorded now use.
+  uint32_t splitk_lane() const { return splitk_lane_; }
 
 private:
   friend class WholeK;
+  friend class SplitKLane;
   int whole_k_ = 0;
+  uint32_t splitk_lane_ = 0;
   vk::Device& device_;
   Tuning tuning_;
   Path matmul_path_ = Path::Portable;
   Path attention_path_ = Path::Portable;
   const CoopmatShape* khr_shape_ = nullptr;
-  mutable std::optional<bool> rows_in_quads_; // khr_accumulator_rows_in_quads, once asked
-  std::vector<std::shared_ptr<vk::Buffer>> splitk_scratch_;
+  mutable std::optional<bool> rows_in_quads_;                            // khr_accumulator_rows_in_quads, once asked
+  std::vector<std::vector<std::shared_ptr<vk::Buffer>>> splitk_scratch_; // per lane
 };
 
 // While one lives, the GEMMs recorded with `kernels` keep K whole. Split-K GEMMs share one scratch
@@ -128,6 +133,26 @@ public:
 
 private:
   Kernels& kernels_;
+};
+
+// While one lives, the split-K GEMMs recorded with `kernels` take their partial sums from scratch
+// lane `lane`, a buffer of its own. Two chains of GEMMs that the GPU may run side by side (the
+// step's reference and main passes, vk::Recording::order_by_levels) each in a lane of their own:
+// in one lane, every split GEMM of the later chain would wait for the last one of the earlier
+// chain (the scratch's write-after-read), and the chains would run one after the other from
+// there. Scopes nest; the previous lane returns at the end.
+class SplitKLane {
+public:
+  SplitKLane(Kernels& kernels, uint32_t lane) : kernels_(kernels), previous_(kernels.splitk_lane_) {
+    kernels_.splitk_lane_ = lane;
+  }
+  ~SplitKLane() { kernels_.splitk_lane_ = previous_; }
+  SplitKLane(const SplitKLane&) = delete;
+  SplitKLane& operator=(const SplitKLane&) = delete;
+
+private:
+  Kernels& kernels_;
+  uint32_t previous_;
 };
 
 // Subgroup size to require of the pipelines of cooperative-matrix kernels written for `width`
