@@ -40,7 +40,7 @@ TEST(Tuning, ReadsEveryKnob) {
       d("Z123_PORTABLE_GEMM", "tiled64"), e("Z123_PORTABLE_ARITH", "fp32"), f("Z123_GEMM_TILE", "t64x128"),
       g("Z123_GEMM_SPLITK", "0"), h("Z123_GEMM_CM2_TILE_N", "256"), i("Z123_ATTN_VARIANT", "khrcm_cv"),
       j("Z123_ATTN_CM2_ROWS", "128"), k("Z123_ATTN_COOPMAT_GENERIC", "1"), l("Z123_GN_DIRECT_MAX", "4096"),
-      m("Z123_GN_TILES", "64"), n("Z123_GN_THREADS", "512"), o("Z123_GN_RESIDENT", "1"),
+      m("Z123_GN_TILES", "96"), n("Z123_GN_THREADS", "512"), o("Z123_GN_RESIDENT", "1"),
       p("Z123_NO_PIPELINE_CACHE", "1"), q("Z123_PIPELINE_REPORT_DIR", "/tmp/reports"),
       r("Z123_ATTN_TILED_INVOCATIONS", "128"), s("Z123_GEMM_FIXED_GEOMETRY", "k");
   const Tuning t = Tuning::from_environment();
@@ -59,7 +59,7 @@ TEST(Tuning, ReadsEveryKnob) {
   EXPECT_TRUE(t.attn_coopmat_generic);
   EXPECT_EQ(t.attn_tiled_invocations, 128u);
   EXPECT_EQ(t.gn_direct_max, 4096);
-  EXPECT_EQ(t.gn_tiles, 64);
+  EXPECT_EQ(t.gn_tiles, 96);
   EXPECT_EQ(t.gn_threads, 512u);
   EXPECT_TRUE(t.gn_resident);
   EXPECT_TRUE(t.no_pipeline_cache);

@@ -59,7 +59,7 @@ struct Tuning {
   // Z123_GN_DIRECT_MAX: the largest group (values) the GroupNorm's one-dispatch path takes.
   int64_t gn_direct_max = 16384;
   // Z123_GN_TILES: the GroupNorm split path's tiles over the whole tensor (at most).
-  int64_t gn_tiles = 128;
+  int64_t gn_tiles = 64;
   // Z123_GN_THREADS: the GroupNorm split path's workgroup size; 0: chosen per device.
   uint32_t gn_threads = 0;
   // Z123_GN_RESIDENT=1: GroupNormPath::Auto takes the register-resident path where it fits.

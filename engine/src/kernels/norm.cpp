@@ -41,7 +41,9 @@ constexpr uint64_t kPartialSharedBytes = 24 << 10;
 // A group at most Tuning::gn_direct_max large (HW * C / G values, default 16384) takes the
 // one-dispatch direct path: below it the split path's second dispatch costs more than the lost
 // parallelism. The split path makes at most Tuning::gn_tiles tiles (partial and apply
-// workgroups) over the whole tensor (default 128: the best of 64/128/256 on an H200).
+// workgroups) over the whole tensor (default 64: 0.1-0.3 ms per step faster than 128 in five
+// alternations on an H100 with the step's passes side by side, bench/NOTES.md sessions 18-19;
+// 128 was the best of 64/128/256 on an H200 before that, session 2).
 
 void check_param(const char* op, const char* what, const Tensor& p, const Tensor& x, int64_t C) {
   expect_shape(op, what, p, {C});
