@@ -167,6 +167,17 @@ struct ForcedPortableSplits {
   ForcedPortableSplits(const ForcedPortableSplits&) = delete;
   ForcedPortableSplits& operator=(const ForcedPortableSplits&) = delete;
 };
+
+// Two independent products of one input, y1 = x w1ᵀ and y2 = x w2ᵀ, K = 1024 (the tests of what
+// orders them).
+struct TwoProducts {
+  Tensor x, w1, w2, y1, y2;
+};
+TwoProducts two_products(vk::Device& device, DType dt, int64_t rows, int64_t n1, int64_t n2) {
+  return {make_tensor(device, dt, {rows, 1024}, "x"), make_tensor(device, dt, {n1, 1024}, "w1"),
+          make_tensor(device, dt, {n2, 1024}, "w2"), make_tensor(device, dt, {rows, n1}, "y1"),
+          make_tensor(device, dt, {rows, n2}, "y2")};
+}
 } // namespace
 
 // The portable kernel's split K (the rule takes it on GPUs with few output tiles; forced here so
@@ -192,16 +203,13 @@ TEST_P(Linear, PortableSplitKForced) {
 // partial-sum scratch; with K whole nothing orders them, and the sums still match the reference.
 TEST_P(Linear, WholeKLeavesIndependentProductsUnordered) {
   ForcedPortableSplits force(3);
-  const DType dt = GetParam().dtype;
-  Tensor x = make_tensor(device(), dt, {1, 1024}, "x");
-  Tensor w1 = make_tensor(device(), dt, {256, 1024}, "w1"), w2 = make_tensor(device(), dt, {320, 1024}, "w2");
-  Tensor y1 = make_tensor(device(), dt, {1, 256}, "y1"), y2 = make_tensor(device(), dt, {1, 320}, "y2");
+  const TwoProducts t = two_products(device(), GetParam().dtype, 1, 256, 320);
   auto barriers = [&](bool whole) {
     vk::Recording rec(device());
     std::optional<kernels::WholeK> scope;
     if (whole) scope.emplace(*kernels_);
-    kernels::linear(*kernels_, rec, x, w1, nullptr, y1);
-    kernels::linear(*kernels_, rec, x, w2, nullptr, y2);
+    kernels::linear(*kernels_, rec, t.x, t.w1, nullptr, t.y1);
+    kernels::linear(*kernels_, rec, t.x, t.w2, nullptr, t.y2);
     return rec.barrier_count();
   };
   // The NV coopmat2 kernel never splits K: nothing to order there, with or without.
@@ -220,18 +228,15 @@ TEST_P(Linear, WholeKLeavesIndependentProductsUnordered) {
 // and the lane returns to the previous one when the scope ends.
 TEST_P(Linear, SplitKLanesLeaveTwoChainsUnordered) {
   ForcedPortableSplits force(3);
-  const DType dt = GetParam().dtype;
-  Tensor x = make_tensor(device(), dt, {2, 1024}, "x");
   // The larger product first: a lane's scratch only grows into a new buffer for a larger one.
-  Tensor w1 = make_tensor(device(), dt, {320, 1024}, "w1"), w2 = make_tensor(device(), dt, {256, 1024}, "w2");
-  Tensor y1 = make_tensor(device(), dt, {2, 320}, "y1"), y2 = make_tensor(device(), dt, {2, 256}, "y2");
+  const TwoProducts t = two_products(device(), GetParam().dtype, 2, 320, 256);
   auto barriers = [&](uint32_t second_lane) {
     vk::Recording rec(device());
     rec.order_by_levels();
-    kernels::linear(*kernels_, rec, x, w1, nullptr, y1);
+    kernels::linear(*kernels_, rec, t.x, t.w1, nullptr, t.y1);
     {
       kernels::SplitKLane lane(*kernels_, second_lane);
-      kernels::linear(*kernels_, rec, x, w2, nullptr, y2);
+      kernels::linear(*kernels_, rec, t.x, t.w2, nullptr, t.y2);
     }
     rec.finish();
     return rec.barrier_count();
