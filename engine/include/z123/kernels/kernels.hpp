@@ -115,15 +115,17 @@ private:
   Path matmul_path_ = Path::Portable;
   Path attention_path_ = Path::Portable;
   const CoopmatShape* khr_shape_ = nullptr;
-  mutable std::optional<bool> rows_in_quads_;                            // khr_accumulator_rows_in_quads, once asked
-  std::vector<std::vector<std::shared_ptr<vk::Buffer>>> splitk_scratch_; // per lane
+  mutable std::optional<bool> rows_in_quads_; // khr_accumulator_rows_in_quads, once asked
+  // The split-K scratch buffers of each lane (SplitKLane), each lane's newest (largest) last.
+  std::vector<std::vector<std::shared_ptr<vk::Buffer>>> splitk_scratch_;
 };
 
-// While one lives, the GEMMs recorded with `kernels` keep K whole. Split-K GEMMs share one scratch
-// of partial sums (Kernels::splitk_scratch), so a recording orders each one after the previous
-// one's reduce with barriers; unsplit, independent GEMMs have nothing in common to order, and the
-// GPU runs them side by side. For many small independent products: the time bias of every resnet
-// (22 products of one row per step, each split into ~5 K ranges otherwise).
+// While one lives, the GEMMs recorded with `kernels` keep K whole. Split-K GEMMs of one lane
+// (SplitKLane) share one scratch of partial sums (Kernels::splitk_scratch), so a recording orders
+// each one after the previous one's reduce with barriers; unsplit, independent GEMMs have nothing
+// in common to order, and the GPU runs them side by side. For many small independent products: the
+// time bias of every resnet (22 products of one row per step, each split into ~5 K ranges
+// otherwise).
 class WholeK {
 public:
   explicit WholeK(Kernels& kernels) : kernels_(kernels) { ++kernels_.whole_k_; }
