@@ -75,9 +75,9 @@ TEST_F(Dispatch, ChainedReadModifyWriteGetsBarriers) {
 
 // vk::Recording::order_by_levels: two chains recorded one after the other (y1 <- 0.5 x + y1 and
 // y2 <- 2 x + y2, five times each) share levels 0-4, where the recorded order puts barriers through
-// both one after the other; a copy of y1's result, a product that needs both chains, a fill of x after its last
-// readers (write after read) and an explicit barrier each keep their place. The results are
-// exact, and so are a second run's (replay).
+// both one after the other; a copy of y1's result, a product that needs both chains, a fill of x
+// after its last readers (write after read) and an explicit barrier each keep their place. The
+// results are exact, and so are a second run's (replay).
 TEST_F(Dispatch, LevelsKeepEveryDependenceAndRunChainsSideBySide) {
   const uint32_t n = 2053;
   std::vector<float> x(n), y1(n), y2(n);
