@@ -25,8 +25,8 @@ DESCRIPTION
     (fp32 models take the portable kernels everywhere). The device zero123pp and the GStreamer
     element pick by default is marked with '*'; select another with --device (CLI), the device
     property (element) or Z123_DEVICE (scripts), by index or name substring. The environment
-    variables that force paths (Z123_FORCE_PORTABLE, Z123_KERNEL_PATH, Z123_COOPMAT_SHAPE) change
-    the listing as they change the engine.
+    variables that force paths (Z123_FORCE_PORTABLE, Z123_KERNEL_PATH, Z123_COOPMAT_SHAPE) and the
+    reference pass's queue (Z123_REFERENCE_QUEUE) change the listing as they change the engine.
 
 OPTIONS
     --validation       enable the Khronos validation layer while listing
@@ -56,6 +56,14 @@ void print_routes(z123::vk::Instance& instance, const z123::vk::DeviceInfo& info
     std::printf("     attention CLIP vision    %s\n", attn(80, false).c_str());
     std::printf("     attention VAE (d512)     two GEMMs (linear route, fp32 scores) and softmax_rows\n");
     std::printf("     norms, pointwise         portable (memory-bound on every device)\n");
+    // Where the step's reference pass runs (Z123_REFERENCE_QUEUE; the normal memory layout).
+    if (!device.has_side_queue())
+      std::printf("   reference pass: in the main pass's program, side by side by levels\n");
+    else if (device.side_queue_is_main())
+      std::printf("   reference pass: one step ahead, on the main queue (Z123_REFERENCE_QUEUE=shared)\n");
+    else
+      std::printf("   reference pass: one step ahead, on a queue of compute family %u (main: family %u)\n",
+                  info.side_compute_queue_family, info.compute_queue_family);
   } catch (const z123::Error& e) {
     std::printf("   kernels: cannot open this device: %s\n", e.what());
   }

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/check.hpp"
 #include "support/golden.hpp"
 #include "z123/engine.hpp"
 #include "z123/image/codec.hpp"
@@ -111,6 +112,50 @@ TEST(EngineApi, LowMemoryModeGivesTheSameImages) {
     EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
     EXPECT_NE(std::string(e.what()).find("auto, normal or low"), std::string::npos) << e.what();
   }
+}
+
+// The reference pass one step ahead on the device's side queue (StepProgram; the knob is read
+// from the environment when the engine opens its device, so the test sets it there):
+// Z123_REFERENCE_QUEUE=shared runs that schedule on lavapipe's one queue. The images must be the
+// same bytes as the one-program step's, over three steps (both slots, the first one twice), for
+// another seed, after a call cancelled half-way (its reference pass of the next step was in
+// flight), and again for the first seed. The low-memory layout keeps the one program.
+TEST(EngineApi, ReferencePassAheadGivesTheSameImages) {
+  Image input = load_image(test::golden_dir() / "pipeline_input.png");
+  GenerateOptions three = quick(5), other = quick(6);
+  three.steps = other.steps = 3;
+  Image a, b;
+  {
+    test::ScopedEnv off("Z123_REFERENCE_QUEUE", "off");
+    auto one_program = open_fast();
+    a = one_program->generate(input, three).image;
+    b = one_program->generate(input, other).image;
+    EXPECT_EQ(one_program->memory_report().find("one step ahead"), std::string::npos);
+  }
+  test::ScopedEnv shared("Z123_REFERENCE_QUEUE", "shared");
+  auto ahead = open_fast();
+  EXPECT_EQ(ahead->generate(input, three).image.pixels, a.pixels);
+  std::atomic<bool> cancel{false};
+  GenerateOptions cancelled = other;
+  cancelled.cancel = &cancel;
+  cancelled.on_step = [&](int done, int) {
+    if (done == 1) cancel = true;
+  };
+  try {
+    ahead->generate(input, cancelled);
+    FAIL() << "expected a Cancelled error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Cancelled) << e.what();
+  }
+  EXPECT_EQ(ahead->generate(input, other).image.pixels, b.pixels);
+  EXPECT_EQ(ahead->generate(input, three).image.pixels, a.pixels);
+  EXPECT_NE(ahead->memory_report().find("one step ahead"), std::string::npos) << ahead->memory_report();
+  EXPECT_EQ(ahead->validation_errors(), 0u);
+  ahead.reset();
+  auto low = open_model(test::fast_model_dir(), "low");
+  EXPECT_EQ(low->generate(input, three).image.pixels, a.pixels);
+  EXPECT_EQ(low->memory_report().find("one step ahead"), std::string::npos);
+  EXPECT_EQ(low->validation_errors(), 0u);
 }
 
 // open() reports the prepared step program's dispatches and barriers. The reference and main passes

@@ -42,7 +42,7 @@ TEST(Tuning, ReadsEveryKnob) {
       j("Z123_ATTN_CM2_ROWS", "128"), k("Z123_ATTN_COOPMAT_GENERIC", "1"), l("Z123_GN_DIRECT_MAX", "4096"),
       m("Z123_GN_TILES", "96"), n("Z123_GN_THREADS", "512"), o("Z123_GN_RESIDENT", "1"),
       p("Z123_NO_PIPELINE_CACHE", "1"), q("Z123_PIPELINE_REPORT_DIR", "/tmp/reports"),
-      r("Z123_ATTN_TILED_INVOCATIONS", "128"), s("Z123_GEMM_FIXED_GEOMETRY", "k");
+      r("Z123_ATTN_TILED_INVOCATIONS", "128"), s("Z123_GEMM_FIXED_GEOMETRY", "k"), u("Z123_REFERENCE_QUEUE", "shared");
   const Tuning t = Tuning::from_environment();
   EXPECT_TRUE(t.force_portable);
   EXPECT_EQ(t.matmul_path, kernels::Path::NvCoopMat2);
@@ -62,6 +62,7 @@ TEST(Tuning, ReadsEveryKnob) {
   EXPECT_EQ(t.gn_tiles, 96);
   EXPECT_EQ(t.gn_threads, 512u);
   EXPECT_TRUE(t.gn_resident);
+  EXPECT_EQ(t.reference_queue, Tuning::ReferenceQueue::Shared);
   EXPECT_TRUE(t.no_pipeline_cache);
   EXPECT_EQ(t.pipeline_report_dir, "/tmp/reports");
 }
@@ -93,6 +94,7 @@ TEST(Tuning, RefusesBadValuesNamingTheVariableAndTheValues) {
   expect_refused("Z123_GN_DIRECT_MAX", "0", {"whole number from 1"});
   expect_refused("Z123_GN_TILES", "12x", {"whole number from 1"});
   expect_refused("Z123_GN_THREADS", "4096", {"whole number from 1 to 1024"});
+  expect_refused("Z123_REFERENCE_QUEUE", "side", {"auto|off|shared"});
   expect_refused("Z123_NO_PIPELINE_CACHE", "true", {"0|1"});
 }
 

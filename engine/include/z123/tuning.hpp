@@ -65,6 +65,14 @@ struct Tuning {
   // Z123_GN_RESIDENT=1: GroupNormPath::Auto takes the register-resident path where it fits.
   bool gn_resident = false;
 
+  // Z123_REFERENCE_QUEUE=auto|off|shared: where the step's reference pass runs. auto: one step
+  // ahead on a queue of a second compute family where the device has one (beside the main pass
+  // of the step before), else in the main pass's program (side by side by levels); off: always
+  // the latter; shared: one step ahead, submitted to the main queue (the same schedule with no
+  // second family: tests run it on lavapipe). Only the normal memory layout runs it ahead.
+  enum class ReferenceQueue { Auto, Off, Shared };
+  ReferenceQueue reference_queue = ReferenceQueue::Auto;
+
   // Z123_NO_PIPELINE_CACHE=1: no pipeline cache file is read or written.
   bool no_pipeline_cache = false;
   // Z123_PIPELINE_REPORT_DIR=DIR: default of vk::DeviceOptions::pipeline_report_dir.

@@ -33,21 +33,47 @@ static double ms_since(Clock::time_point t0) {
 
 // The recorded UNet step for one (latent size, halves): replayed every step with new
 // parameters, noise and timestep written into host-visible buffers before each submit.
+// Two schedules (Engine::Impl::reference_ahead):
+// - one program per step, the reference pass and the main pass side by side by levels
+//   (vk::Recording::order_by_levels): one slot, its `rec`;
+// - the reference pass one step ahead on the device's side queue: the reference pass of step
+//   i + 1 (`ref_rec` of slot (i + 1) % 2) runs beside the main pass of step i (`rec` of slot i % 2).
+//   It depends on nothing a step computes (cond_lat, the step's noise and timestep, ctx), so only
+//   its outputs, the keys/values cache and the time biases, and the step's host inputs need a
+//   second copy.
 struct StepProgram {
   int64_t h = 0, w = 0, hr = 0, wr = 0;
   int halves = 0;
-  std::unique_ptr<nets::ReferenceCache> cache;
+  struct Slot {
+    vk::Buffer params;                      // kernels::StepParams, host-visible
+    Tensor t_freq;                          // [1, 320] host-visible: every batch row shares the timestep
+    Tensor ref_noise, anc_noise;            // fp32 host-visible
+    std::unique_ptr<nets::TimeBiases> time; // the step's conv1 biases, shared by both passes
+    std::unique_ptr<nets::ReferenceCache> cache;
+    std::unique_ptr<vk::Recording> ref_rec; // one step ahead: the reference pass (side queue)
+    std::unique_ptr<vk::Recording> rec;     // the main pass (one step ahead), or the whole step
+  };
+  std::vector<Slot> slots;
+  bool ahead() const { return slots.size() == 2; }
   // The cross-attention keys/values of ctx (constant over an image's steps), and the program
   // that computes them once per image (UNet::record_context).
   std::unique_ptr<nets::ReferenceCache> context_kv;
   std::unique_ptr<vk::Recording> context_rec;
-  vk::Buffer params;                      // kernels::StepParams, host-visible
-  Tensor t_freq;                          // [1, 320] host-visible: every batch row shares the timestep
-  std::unique_ptr<nets::TimeBiases> time; // the step's conv1 biases, shared by both passes
-  Tensor ref_noise, anc_noise;            // fp32 host-visible
-  Tensor cond_lat, x;                     // fp32 device
-  Tensor ctx, ref_in, main_in, v;         // storage dtype
-  std::unique_ptr<vk::Recording> rec;
+  Tensor cond_lat, x;             // fp32 device
+  Tensor ctx, ref_in, main_in, v; // storage dtype
+  // Every recording of the step (finish(), the open report's counts).
+  std::vector<vk::Recording*> recordings() const {
+    std::vector<vk::Recording*> r;
+    for (const Slot& s : slots)
+      for (vk::Recording* rec : {s.ref_rec.get(), s.rec.get()})
+        if (rec) r.push_back(rec);
+    return r;
+  }
+  uint64_t cache_bytes() const {
+    uint64_t b = context_kv->bytes();
+    for (const Slot& s : slots) b += s.cache->bytes();
+    return b;
+  }
 };
 
 // Recorded once per model (conditioning) or per output size (decoding) and replayed per image;
@@ -101,6 +127,11 @@ struct Engine::Impl {
   // pool (70 MiB at 640x960), so its buffers have memory of their own rather than a new block.
   std::unique_ptr<Workspace> reference;
   Workspace& reference_scratch() { return reference ? *reference : *scratch; }
+  // Whether the step's reference pass runs one step ahead on the side queue (StepProgram): where
+  // the device has one (Tuning::reference_queue), in the normal layout (its own pool: the
+  // low-memory one shares `scratch` between the passes), and not while profiling (the profile
+  // times one queue's commands one after another).
+  bool reference_ahead() const { return device->has_side_queue() && reference && !vk::Profiler::requested(); }
   std::unique_ptr<Workspace> make_reference() const {
     return restore_unet ? nullptr : std::make_unique<Workspace>(*device, "reference-pass", vk::MemoryTurn::None, true);
   }
@@ -205,8 +236,11 @@ struct Engine::Impl {
   }
   // Closes the recordings (their first submission would otherwise): waits for their pipelines.
   void finish_programs() {
-    for (vk::Recording* r : {step ? step->rec.get() : nullptr, step ? step->context_rec.get() : nullptr,
-                             condition ? condition->rec.get() : nullptr, decode ? decode->rec.get() : nullptr})
+    std::vector<vk::Recording*> all = step ? step->recordings() : std::vector<vk::Recording*>{};
+    for (vk::Recording* r : {step ? step->context_rec.get() : nullptr, condition ? condition->rec.get() : nullptr,
+                             decode ? decode->rec.get() : nullptr})
+      all.push_back(r);
+    for (vk::Recording* r : all)
       if (r) r->finish();
   }
   void drop_programs() {
@@ -320,8 +354,13 @@ std::unique_ptr<Engine> Engine::open(const std::filesystem::path& model_dir, con
   if (prepare) {
     impl->finish_programs();
     if (impl->step) {
-      report.step_dispatches = static_cast<uint32_t>(impl->step->rec->dispatch_count());
-      report.step_barriers = static_cast<uint32_t>(impl->step->rec->barrier_count());
+      // One step's commands: the first slot's (with the reference pass ahead, its two programs).
+      const StepProgram::Slot& s = impl->step->slots.front();
+      for (const vk::Recording* r : {s.ref_rec.get(), s.rec.get()}) {
+        if (!r) continue;
+        report.step_dispatches += static_cast<uint32_t>(r->dispatch_count());
+        report.step_barriers += static_cast<uint32_t>(r->barrier_count());
+      }
     }
   }
   vk::PipelineCache& pipes = device.pipelines();
@@ -375,7 +414,7 @@ std::string Engine::memory_report() const {
                 "  CLIP vision weights    %6d MiB (%s)\n"
                 "  sampling scratch pool  %6d MiB (and the reference pass's, %d MiB)\n"
                 "  conditioning/decoding  %6d MiB%s\n"
-                "  step caches            %6d MiB (reference and cross-attention keys/values)\n",
+                "  step caches            %6d MiB (reference%s and cross-attention keys/values)\n",
                 m.restore_unet ? "low-memory" : "normal", mib(st.device_local_allocated_bytes),
                 mib(st.peak_device_local_allocated_bytes), mib(m.unet->weight_bytes()), unet_where.c_str(),
                 mib(m.vae->weight_bytes()), mib(m.vision->weight_bytes()),
@@ -383,7 +422,8 @@ std::string Engine::memory_report() const {
                 mib(m.scratch ? m.scratch->pooled_bytes() : 0), mib(m.reference ? m.reference->pooled_bytes() : 0),
                 mib(m.around ? m.around->pooled_bytes() : 0),
                 m.around ? " (in the UNet weights' memory)" : " (in the sampling pool)",
-                mib(m.step ? m.step->cache->bytes() + m.step->context_kv->bytes() : 0));
+                mib(m.step ? m.step->cache_bytes() : 0),
+                m.step && m.step->ahead() ? " (two: its pass one step ahead)" : "");
   return buf;
 }
 
@@ -410,37 +450,48 @@ StepProgram& Engine::Impl::step_program(int64_t h, int64_t w, int64_t hr, int64_
   p->h = h, p->w = w, p->hr = hr, p->wr = wr, p->halves = halves;
   const int64_t c = configs.unet.in_channels, B = halves, D = configs.unet.cross_attention_dim.at(0);
   const int64_t tokens = configs.text_encoder.max_position_embeddings;
-  p->cache = std::make_unique<nets::ReferenceCache>(*device);
-  p->params = device->allocator().create_buffer(sizeof(kernels::StepParams), vk::MemoryUsage::Upload, "step params");
-  p->t_freq = host_tensor(dtype, {1, int64_t(configs.unet.block_out_channels[0])}, "t_freq");
-  p->time = std::make_unique<nets::TimeBiases>(*device);
-  p->ref_noise = host_tensor(DType::F32, {B, hr, wr, c}, "reference noise");
-  p->anc_noise = host_tensor(DType::F32, {1, h, w, c}, "ancestral noise");
+  const bool ahead = reference_ahead();
+  p->slots.resize(ahead ? 2 : 1);
+  for (StepProgram::Slot& s : p->slots) {
+    s.params = device->allocator().create_buffer(sizeof(kernels::StepParams), vk::MemoryUsage::Upload, "step params");
+    s.t_freq = host_tensor(dtype, {1, int64_t(configs.unet.block_out_channels[0])}, "t_freq");
+    s.time = std::make_unique<nets::TimeBiases>(*device);
+    s.ref_noise = host_tensor(DType::F32, {B, hr, wr, c}, "reference noise");
+    s.anc_noise = host_tensor(DType::F32, {1, h, w, c}, "ancestral noise");
+    s.cache = std::make_unique<nets::ReferenceCache>(*device);
+  }
   p->cond_lat = make_tensor(*device, DType::F32, {B, hr, wr, c}, "cond_lat");
   p->x = make_tensor(*device, DType::F32, {1, h, w, c}, "x");
   p->ctx = make_tensor(*device, dtype, {B, tokens, D}, "ctx");
   p->ref_in = make_tensor(*device, dtype, {B, hr, wr, c}, "reference input");
   p->main_in = make_tensor(*device, dtype, {B, h, w, c}, "main input");
   p->v = make_tensor(*device, dtype, {B, h, w, c}, "v");
-  p->rec = std::make_unique<vk::Recording>(*device);
-  p->rec->order_by_levels(); // the reference and main passes side by side (`reference`)
-  auto& rec = *p->rec;
-  const uint32_t ref_count = static_cast<uint32_t>(B * hr * wr * c), count = static_cast<uint32_t>(h * w * c);
-  kernels::sampler_ref_input(*k, rec, p->params, p->cond_lat, p->ref_noise, p->ref_in, ref_count);
   p->context_kv = std::make_unique<nets::ReferenceCache>(*device);
-  unet->record_time(rec, *scratch, p->t_freq, *p->time);
-  {
+  const uint32_t ref_count = static_cast<uint32_t>(B * hr * wr * c), count = static_cast<uint32_t>(h * w * c);
+  for (StepProgram::Slot& s : p->slots) {
+    s.rec = std::make_unique<vk::Recording>(*device);
+    s.rec->order_by_levels(); // the reference and main passes side by side (`reference`)
+    vk::Recording& ref_rec =
+        ahead ? *(s.ref_rec = std::make_unique<vk::Recording>(*device, vk::QueueRole::Side)) : *s.rec;
+    if (ahead) ref_rec.order_by_levels();
+    kernels::sampler_ref_input(*k, ref_rec, s.params, p->cond_lat, s.ref_noise, p->ref_in, ref_count);
     // With a pool of its own, the reference pass gets a split-K lane of its own too (nothing
-    // shared with the main pass then but the reference cache and the inputs).
+    // shared with the main pass then but the reference cache and the inputs). One step ahead,
+    // the time biases are the reference program's to compute, in its pool and its lane: the
+    // main pass of the step before runs beside it, and its GEMMs (split K too: M is 1) sharing
+    // the main pass's scratch would race it (bench/NOTES.md session 20, run 1).
     std::optional<kernels::SplitKLane> lane;
-    if (reference) lane.emplace(*k, 1);
-    unet->record(rec, reference_scratch(), p->ref_in, *p->time, p->ctx, nullptr, nets::RefMode::Write, p->cache.get(),
+    if (reference && ahead) lane.emplace(*k, 1);
+    unet->record_time(ref_rec, ahead ? reference_scratch() : *scratch, s.t_freq, *s.time);
+    if (reference && !ahead) lane.emplace(*k, 1);
+    unet->record(ref_rec, reference_scratch(), p->ref_in, *s.time, p->ctx, nullptr, nets::RefMode::Write, s.cache.get(),
                  p->context_kv.get());
+    lane.reset();
+    kernels::sampler_main_input(*k, *s.rec, s.params, p->x, p->main_in, count);
+    unet->record(*s.rec, *scratch, p->main_in, *s.time, p->ctx, &p->v, nets::RefMode::Read, s.cache.get(),
+                 p->context_kv.get());
+    kernels::sampler_step(*k, *s.rec, s.params, p->x, p->v, s.anc_noise, count);
   }
-  kernels::sampler_main_input(*k, rec, p->params, p->x, p->main_in, count);
-  unet->record(rec, *scratch, p->main_in, *p->time, p->ctx, &p->v, nets::RefMode::Read, p->cache.get(),
-               p->context_kv.get());
-  kernels::sampler_step(*k, rec, p->params, p->x, p->v, p->anc_noise, count);
   p->context_rec = std::make_unique<vk::Recording>(*device);
   unet->record_context(*p->context_rec, p->ctx, *p->context_kv);
   step = std::move(p);
@@ -647,27 +698,82 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
     in.anc_noise = noise(4 + 2 * uint64_t(i), an, 1, h, w);
     return in;
   };
-  StepInputs next = make_inputs(0);
-  for (int i = 0; i < n; ++i) {
+  auto write_inputs = [&](StepProgram::Slot& slot, const StepInputs& in) {
+    std::memcpy(slot.params.mapped(), &in.params, sizeof in.params);
+    m.write_host(slot.t_freq, in.t_freq);
+    m.write_host(slot.ref_noise, in.ref_noise);
+    m.write_host(slot.anc_noise, in.anc_noise);
+  };
+  auto check_cancel = [&](int i) {
     if (o.cancel && o.cancel->load())
       throw Error(ErrorKind::Cancelled,
                   "generation cancelled before step " + std::to_string(i + 1) + " of " + std::to_string(n));
-    auto ts = Clock::now();
-    std::memcpy(sp.params.mapped(), &next.params, sizeof next.params);
-    m.write_host(sp.t_freq, next.t_freq);
-    m.write_host(sp.ref_noise, next.ref_noise);
-    m.write_host(sp.anc_noise, next.anc_noise);
-    const uint64_t done = m.device->submit(*sp.rec);
-    try {
-      if (i + 1 < n) next = make_inputs(i + 1);
-    } catch (...) {
-      m.device->wait(done); // nothing leaves while the step still reads its inputs
-      throw;
-    }
-    m.device->wait(done);
-    result.timings.step_ms.push_back(ms_since(ts));
+  };
+  auto after_step = [&](int i) {
     if (o.capture) o.capture->latents.push_back(nhwc_to_nchw(download(*m.device, sp.x), 1, h, w, c));
     if (o.on_step) o.on_step(i + 1, n);
+  };
+  StepInputs next = make_inputs(0);
+  if (!sp.ahead()) {
+    StepProgram::Slot& slot = sp.slots.front();
+    for (int i = 0; i < n; ++i) {
+      check_cancel(i);
+      auto ts = Clock::now();
+      write_inputs(slot, next);
+      const uint64_t done = m.device->submit(*slot.rec);
+      try {
+        if (i + 1 < n) next = make_inputs(i + 1);
+      } catch (...) {
+        m.device->wait(done); // nothing leaves while the step still reads its inputs
+        throw;
+      }
+      m.device->wait(done);
+      result.timings.step_ms.push_back(ms_since(ts));
+      after_step(i);
+    }
+  } else {
+    // The reference pass one step ahead (StepProgram): step i's main pass waits for its
+    // reference pass on the side queue; the reference pass of step i + 1 is submitted right
+    // after it, into the other slot, whose last readers (step i - 1) are done: the host waited
+    // for that main pass, which had waited for its reference pass. Each reference pass waits
+    // for the one before (they share the reference pool and ref_in). Whatever leaves this
+    // block, the side queue is idle first: a reference pass still running would race the next
+    // image's writes into its slot.
+    uint64_t ref_done = 0;
+    struct DrainSide {
+      vk::Device& device;
+      const uint64_t& value;
+      ~DrainSide() {
+        if (value) try {
+            device.wait(vk::QueueRole::Side, value);
+          } catch (const Error&) {
+          }
+      }
+    } drain{*m.device, ref_done};
+    auto submit_reference = [&](int i, const StepInputs& in) {
+      StepProgram::Slot& slot = sp.slots[size_t(i % 2)];
+      write_inputs(slot, in);
+      ref_done = ref_done ? m.device->submit(*slot.ref_rec, {{vk::QueueRole::Side, ref_done}})
+                          : m.device->submit(*slot.ref_rec);
+    };
+    check_cancel(0);
+    submit_reference(0, next);
+    if (n > 1) next = make_inputs(1);
+    for (int i = 0; i < n; ++i) {
+      check_cancel(i);
+      auto ts = Clock::now();
+      const uint64_t done = m.device->submit(*sp.slots[size_t(i % 2)].rec, {{vk::QueueRole::Side, ref_done}});
+      try {
+        if (i + 1 < n) submit_reference(i + 1, next);
+        if (i + 2 < n) next = make_inputs(i + 2);
+      } catch (...) {
+        m.device->wait(done);
+        throw;
+      }
+      m.device->wait(done);
+      result.timings.step_ms.push_back(ms_since(ts));
+      after_step(i);
+    }
   }
   result.timings.sampling_ms = ms_since(t0);
 

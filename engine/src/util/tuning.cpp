@@ -85,6 +85,10 @@ Tuning Tuning::from_environment() {
   t.gn_threads = static_cast<uint32_t>(positive("Z123_GN_THREADS", 0, kMaxThreads));
   t.gn_resident = flag("Z123_GN_RESIDENT");
 
+  using RQ = ReferenceQueue;
+  t.reference_queue =
+      choice<RQ>("Z123_REFERENCE_QUEUE", {{"auto", RQ::Auto}, {"off", RQ::Off}, {"shared", RQ::Shared}}, RQ::Auto);
+
   t.no_pipeline_cache = flag("Z123_NO_PIPELINE_CACHE");
   if (const char* v = env("Z123_PIPELINE_REPORT_DIR")) t.pipeline_report_dir = v;
   return t;

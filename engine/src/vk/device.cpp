@@ -119,16 +119,25 @@ Device::Device(Instance& instance, const DeviceInfo& info, const DeviceOptions& 
   feats.features.shaderInt64 = have.features.shaderInt64;
   feats.features.shaderInt16 = have.features.shaderInt16;
 
+  // The side queue (Tuning::reference_queue): a queue of the second compute family where asked
+  // for and present, or the main queue itself.
+  using RQ = Tuning::ReferenceQueue;
+  const bool side_family = tuning_.reference_queue == RQ::Auto && info.has_side_compute_queue;
+  const bool side_shared = tuning_.reference_queue == RQ::Shared;
   float priority = 1.0f;
-  VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
-  qi.queueFamilyIndex = info.compute_queue_family;
-  qi.queueCount = 1;
-  qi.pQueuePriorities = &priority;
+  VkDeviceQueueCreateInfo qi[2]{{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO},
+                                {VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO}};
+  qi[0].queueFamilyIndex = info.compute_queue_family;
+  qi[1].queueFamilyIndex = info.side_compute_queue_family;
+  for (VkDeviceQueueCreateInfo& q : qi) {
+    q.queueCount = 1;
+    q.pQueuePriorities = &priority;
+  }
 
   VkDeviceCreateInfo di{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   di.pNext = &feats;
-  di.queueCreateInfoCount = 1;
-  di.pQueueCreateInfos = &qi;
+  di.queueCreateInfoCount = side_family ? 2 : 1;
+  di.pQueueCreateInfos = qi;
   di.enabledExtensionCount = static_cast<uint32_t>(exts.size());
   di.ppEnabledExtensionNames = exts.data();
   check(vkCreateDevice(info.handle, &di, nullptr, &device_), ("vkCreateDevice on '" + info.name + "'").c_str());
@@ -155,13 +164,31 @@ Device::Device(Instance& instance, const DeviceInfo& info, const DeviceOptions& 
     VkSemaphoreCreateInfo si{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
     si.pNext = &ti;
     check(vkCreateSemaphore(device_, &si, nullptr, &timeline_), "vkCreateSemaphore (timeline)");
+    if (side_family || side_shared) {
+      side_.queue_mutex = side_family ? &side_queue_mutex_ : &queue_mutex_;
+      side_.pool_mutex = side_family ? &side_pool_mutex_ : &pool_mutex_;
+      if (side_family) {
+        vkGetDeviceQueue(device_, info.side_compute_queue_family, 0, &side_.queue);
+        pi.queueFamilyIndex = info.side_compute_queue_family;
+        check(vkCreateCommandPool(device_, &pi, nullptr, &side_.pool), "vkCreateCommandPool (side queue)");
+        own_side_pool_ = true;
+      } else {
+        side_.queue = queue_;
+        side_.pool = command_pool_;
+      }
+      check(vkCreateSemaphore(device_, &si, nullptr, &side_.timeline), "vkCreateSemaphore (side timeline)");
+    }
     allocator_ =
         std::make_unique<Allocator>(device_, info.handle, info_, options.memory_block_bytes, options.map_device_local);
+    // Both families use every buffer (weights, step inputs, the reference keys and values) with
+    // no ownership transfers: concurrent sharing (on NVIDIA and AMD no slower for buffers).
+    if (side_family) allocator_->share_between({info.compute_queue_family, info.side_compute_queue_family});
     pipelines_ = std::make_unique<PipelineCache>(
         device_, info_, options.persist_pipeline_cache && !tuning_.no_pipeline_cache, report_dir);
   } catch (...) {
     pipelines_.reset();
     allocator_.reset();
+    destroy_side_queue();
     if (timeline_) vkDestroySemaphore(device_, timeline_, nullptr);
     if (command_pool_) vkDestroyCommandPool(device_, command_pool_, nullptr);
     vkDestroyDevice(device_, nullptr);
@@ -176,9 +203,17 @@ Device::~Device() {
   upload_staging_.reset();
   download_staging_.reset();
   allocator_.reset();
+  destroy_side_queue();
   vkDestroySemaphore(device_, timeline_, nullptr);
   vkDestroyCommandPool(device_, command_pool_, nullptr);
   vkDestroyDevice(device_, nullptr);
+}
+
+void Device::destroy_side_queue() {
+  if (side_.timeline) vkDestroySemaphore(device_, side_.timeline, nullptr);
+  if (own_side_pool_) vkDestroyCommandPool(device_, side_.pool, nullptr);
+  side_ = {};
+  own_side_pool_ = false;
 }
 
 void Device::throw_if_lost() const {
@@ -187,48 +222,75 @@ void Device::throw_if_lost() const {
                       "using device '" + info_.name + "', which was lost earlier (the engine must be opened again)");
 }
 
-uint64_t Device::submit(Recording& recording) {
+uint64_t Device::submit(Recording& recording, std::initializer_list<TimelineWait> waits) {
   throw_if_lost();
+  const bool side = recording.role() == QueueRole::Side;
+  if (side && !has_side_queue()) throw internal_error("a side-queue recording submitted to a device without one");
   if (!recording.finished()) recording.finish();
-  if (recording.last_submit) wait(recording.last_submit);
-  std::lock_guard<std::mutex> lock(queue_mutex_);
-  uint64_t value = ++timeline_value_;
+  if (recording.last_submit) wait(recording.role(), recording.last_submit);
+  std::vector<VkSemaphore> wait_semaphores;
+  std::vector<uint64_t> wait_values;
+  std::vector<VkPipelineStageFlags> wait_stages;
+  for (const TimelineWait& w : waits) {
+    if (w.role == QueueRole::Side && !has_side_queue())
+      throw internal_error("a wait for a side queue that is not there");
+    wait_semaphores.push_back(w.role == QueueRole::Side ? side_.timeline : timeline_);
+    wait_values.push_back(w.value);
+    wait_stages.push_back(VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
+  }
+  std::lock_guard<std::mutex> lock(side ? *side_.queue_mutex : queue_mutex_);
+  uint64_t& counter = side ? side_.timeline_value : timeline_value_;
+  VkSemaphore timeline = side ? side_.timeline : timeline_;
+  uint64_t value = ++counter;
   VkTimelineSemaphoreSubmitInfo ts{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+  ts.waitSemaphoreValueCount = static_cast<uint32_t>(wait_values.size());
+  ts.pWaitSemaphoreValues = wait_values.data();
   ts.signalSemaphoreValueCount = 1;
   ts.pSignalSemaphoreValues = &value;
   VkCommandBuffer cmd = recording.command_buffer();
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.pNext = &ts;
+  si.waitSemaphoreCount = static_cast<uint32_t>(wait_semaphores.size());
+  si.pWaitSemaphores = wait_semaphores.data();
+  si.pWaitDstStageMask = wait_stages.data();
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cmd;
   si.signalSemaphoreCount = 1;
-  si.pSignalSemaphores = &timeline_;
-  VkResult r = fault_fires(FaultPoint::Submit) ? VK_ERROR_DEVICE_LOST : vkQueueSubmit(queue_, 1, &si, VK_NULL_HANDLE);
+  si.pSignalSemaphores = &timeline;
+  VkResult r = fault_fires(FaultPoint::Submit) ? VK_ERROR_DEVICE_LOST
+                                               : vkQueueSubmit(side ? side_.queue : queue_, 1, &si, VK_NULL_HANDLE);
   if (r != VK_SUCCESS) {
-    --timeline_value_;
+    --counter;
     if (r == VK_ERROR_DEVICE_LOST) lost_.store(true);
     throw VulkanError(r, "vkQueueSubmit");
   }
   recording.last_submit = value;
-  if (recording.profiled()) {
+  if (recording.profiled()) { // main-queue recordings only (Recording: a side one is never profiled)
     std::lock_guard<std::mutex> plock(profile_mutex_);
     profile_pending_.emplace_back(value, &recording);
   }
   return value;
 }
 
-void Device::wait(uint64_t value, uint64_t timeout_ms) {
+void Device::run(Recording& recording) {
+  const uint64_t value = submit(recording);
+  wait(recording.role(), value);
+}
+
+void Device::wait(QueueRole role, uint64_t value, uint64_t timeout_ms) {
   throw_if_lost();
+  const bool side = role == QueueRole::Side;
+  if (side && !has_side_queue()) throw internal_error("a wait for a side queue that is not there");
+  VkSemaphore timeline = side ? side_.timeline : timeline_;
   VkSemaphoreWaitInfo wi{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
   wi.semaphoreCount = 1;
-  wi.pSemaphores = &timeline_;
+  wi.pSemaphores = &timeline;
   wi.pValues = &value;
   VkResult r = VK_ERROR_DEVICE_LOST;
   if (fault_fires(FaultPoint::Wait)) {
     // A simulated loss: let the submitted work finish first, since on a really lost device
     // nothing executes any more and callers may then free what it used.
-    std::lock_guard<std::mutex> lock(queue_mutex_);
-    vkQueueWaitIdle(queue_);
+    wait_idle();
   } else {
     r = vkWaitSemaphores(device_, &wi, timeout_ms * 1000000ull);
   }
@@ -236,6 +298,7 @@ void Device::wait(uint64_t value, uint64_t timeout_ms) {
     throw Error(ErrorKind::Vulkan, "GPU work did not finish within " + std::to_string(timeout_ms) + " ms");
   if (r == VK_ERROR_DEVICE_LOST) lost_.store(true);
   check(r, "vkWaitSemaphores");
+  if (side) return; // the profile's submissions are the main queue's
   std::lock_guard<std::mutex> lock(profile_mutex_);
   for (auto it = profile_pending_.begin(); it != profile_pending_.end();) {
     if (it->first > value) {
@@ -259,8 +322,14 @@ bool Device::is_done(uint64_t value) const {
 }
 
 void Device::wait_idle() {
-  std::lock_guard<std::mutex> lock(queue_mutex_);
-  check(vkQueueWaitIdle(queue_), "vkQueueWaitIdle");
+  {
+    std::lock_guard<std::mutex> lock(queue_mutex_);
+    check(vkQueueWaitIdle(queue_), "vkQueueWaitIdle");
+  }
+  if (has_side_queue() && !side_queue_is_main()) {
+    std::lock_guard<std::mutex> lock(*side_.queue_mutex);
+    check(vkQueueWaitIdle(side_.queue), "vkQueueWaitIdle (side queue)");
+  }
 }
 
 void Device::upload(const Buffer& dst, const void* data, VkDeviceSize bytes, VkDeviceSize dst_offset) {

@@ -326,6 +326,17 @@ void Instance::enumerate_devices() {
       }
     }
     if (!d.has_compute_queue) continue;
+    // The side family: any other one with compute, one without graphics (a dedicated compute
+    // family, which the GPU runs beside the graphics-and-compute one) before others.
+    for (uint32_t i = 0; i < n_fam; ++i) {
+      if (i == d.compute_queue_family || !(fams[i].queueFlags & VK_QUEUE_COMPUTE_BIT)) continue;
+      const bool dedicated = !(fams[i].queueFlags & VK_QUEUE_GRAPHICS_BIT);
+      if (!d.has_side_compute_queue ||
+          (dedicated && (fams[d.side_compute_queue_family].queueFlags & VK_QUEUE_GRAPHICS_BIT))) {
+        d.has_side_compute_queue = true;
+        d.side_compute_queue_family = i;
+      }
+    }
 
     VkPhysicalDeviceMemoryProperties mem{};
     vkGetPhysicalDeviceMemoryProperties(pd, &mem);

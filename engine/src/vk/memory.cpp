@@ -217,7 +217,11 @@ VkBuffer Allocator::create_handle(VkDeviceSize bytes, bool bindable, const std::
   bi.size = bytes;
   bi.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
              (bindable ? VK_BUFFER_USAGE_STORAGE_BUFFER_BIT : 0);
-  bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  bi.sharingMode = sharing_families_.size() > 1 ? VK_SHARING_MODE_CONCURRENT : VK_SHARING_MODE_EXCLUSIVE;
+  if (bi.sharingMode == VK_SHARING_MODE_CONCURRENT) {
+    bi.queueFamilyIndexCount = static_cast<uint32_t>(sharing_families_.size());
+    bi.pQueueFamilyIndices = sharing_families_.data();
+  }
   VkBuffer vb = VK_NULL_HANDLE;
   check(may_fault && fault_fires(FaultPoint::CreateBuffer) ? VK_ERROR_OUT_OF_DEVICE_MEMORY
                                                            : vkCreateBuffer(device_, &bi, nullptr, &vb),

@@ -28,13 +28,18 @@ void write_barrier(VkCommandBuffer cmd) {
 
 } // namespace
 
-Recording::Recording(Device& device, uint32_t max_timestamps) : device_(device), max_timestamps_(max_timestamps) {
+Recording::Recording(Device& device, QueueRole role) : Recording(device, 0, role) {}
+
+Recording::Recording(Device& device, uint32_t max_timestamps, QueueRole role)
+    : device_(device), role_(role), max_timestamps_(max_timestamps) {
+  if (role == QueueRole::Side && !device.has_side_queue())
+    throw internal_error("a side-queue recording on a device without a side queue");
   VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  ai.commandPool = device.command_pool();
+  ai.commandPool = device.command_pool(role);
   ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
   ai.commandBufferCount = 1;
   {
-    std::lock_guard<std::mutex> lock(device.pool_mutex());
+    std::lock_guard<std::mutex> lock(device.pool_mutex(role));
     check(vkAllocateCommandBuffers(device.handle(), &ai, &cmd_), "vkAllocateCommandBuffers");
   }
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
@@ -48,7 +53,9 @@ Recording::Recording(Device& device, uint32_t max_timestamps) : device_(device),
     check(vkCreateQueryPool(device.handle(), &qi, nullptr, &queries_), "vkCreateQueryPool");
     vkCmdResetQueryPool(cmd_, queries_, 0, max_timestamps_);
   }
-  if (Profiler::requested() && device.info().timestamps) {
+  // Side-queue recordings are not profiled: the profile times commands one after another on one
+  // queue (the engine keeps the reference pass on the main queue when profiling).
+  if (Profiler::requested() && device.info().timestamps && role == QueueRole::Main) {
     VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
     qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
     qi.queryCount = kProfileQueries;
@@ -62,7 +69,7 @@ Recording::~Recording() {
   // A recording must not be destroyed while the GPU still runs it.
   if (last_submit) {
     try {
-      device_.wait(last_submit);
+      device_.wait(role_, last_submit);
     } catch (...) {
     }
   }
@@ -70,8 +77,8 @@ Recording::~Recording() {
   device_.forget(this);
   if (queries_) vkDestroyQueryPool(device_.handle(), queries_, nullptr);
   if (profile_queries_) vkDestroyQueryPool(device_.handle(), profile_queries_, nullptr);
-  std::lock_guard<std::mutex> lock(device_.pool_mutex());
-  vkFreeCommandBuffers(device_.handle(), device_.command_pool(), 1, &cmd_);
+  std::lock_guard<std::mutex> lock(device_.pool_mutex(role_));
+  vkFreeCommandBuffers(device_.handle(), device_.command_pool(role_), 1, &cmd_);
 }
 
 VkDescriptorSet Recording::allocate_set(VkDescriptorSetLayout layout, uint32_t buffers) {

@@ -1,12 +1,15 @@
 // A logical device on one physical device: the compute queue, the memory allocator, the pipeline
 // cache, and submission ordered by one timeline semaphore. Submission and waiting are
-// thread-safe; recordings themselves are used by one thread at a time.
+// thread-safe; recordings themselves are used by one thread at a time. Where the tuning asks for
+// it (Tuning::reference_queue), a side queue with a timeline of its own: a queue of a second
+// compute family (buffers then shared by both families), or the main queue itself ("shared").
 #pragma once
 
 #include <vulkan/vulkan.h>
 
 #include <atomic>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -19,6 +22,7 @@
 #include "z123/vk/memory.hpp"
 #include "z123/vk/pipeline.hpp"
 #include "z123/vk/profiler.hpp"
+#include "z123/vk/queue_role.hpp"
 
 namespace z123::vk {
 
@@ -82,16 +86,27 @@ public:
   uint32_t queue_family() const { return info_.compute_queue_family; }
   VkCommandPool command_pool() const { return command_pool_; }
   std::mutex& pool_mutex() const { return pool_mutex_; }
+  // The side queue (QueueRole::Side): whether there is one, and whether it is the main queue
+  // itself (Tuning::ReferenceQueue::Shared). Its recordings come from its family's pool.
+  bool has_side_queue() const { return side_.timeline != VK_NULL_HANDLE; }
+  bool side_queue_is_main() const { return side_.queue == queue_; }
+  VkCommandPool command_pool(QueueRole role) const { return role == QueueRole::Side ? side_.pool : command_pool_; }
+  std::mutex& pool_mutex(QueueRole role) const { return role == QueueRole::Side ? *side_.pool_mutex : pool_mutex_; }
   Allocator& allocator() { return *allocator_; }
   PipelineCache& pipelines() { return *pipelines_; }
 
-  // Submit a finished recording; returns the timeline value that marks its completion. If the
-  // same recording is still running from an earlier submit, waits for that first.
-  uint64_t submit(Recording& recording);
-  // Blocks until the timeline reaches value; throws on device loss or after timeout_ms.
-  void wait(uint64_t value, uint64_t timeout_ms = 600000);
+  // Submit a finished recording to its queue (Recording::role); returns the value of that
+  // queue's timeline that marks its completion. It starts once each wait's timeline has reached
+  // its value. If the same recording is still running from an earlier submit, waits for that
+  // first.
+  uint64_t submit(Recording& recording, std::initializer_list<TimelineWait> waits = {});
+  // Blocks until the main queue's timeline (or role's) reaches value; throws on device loss or
+  // after timeout_ms.
+  void wait(uint64_t value, uint64_t timeout_ms = 600000) { wait(QueueRole::Main, value, timeout_ms); }
+  void wait(QueueRole role, uint64_t value, uint64_t timeout_ms = 600000);
   bool is_done(uint64_t value) const;
-  void run(Recording& recording) { wait(submit(recording)); }
+  void run(Recording& recording);
+  // Both queues idle.
   void wait_idle();
   // Recording's destructor: drop it from the profile's pending submissions (Z123_PROFILE).
   void forget(const Recording* recording);
@@ -119,6 +134,18 @@ private:
   void throw_if_lost() const;
   mutable std::mutex queue_mutex_;
   mutable std::mutex pool_mutex_;
+  // The side queue; its mutexes are the main queue's where it is the main queue.
+  struct SideQueue {
+    VkQueue queue = VK_NULL_HANDLE;
+    VkCommandPool pool = VK_NULL_HANDLE;
+    VkSemaphore timeline = VK_NULL_HANDLE;
+    uint64_t timeline_value = 0;
+    std::mutex* queue_mutex = nullptr;
+    std::mutex* pool_mutex = nullptr;
+  } side_;
+  std::mutex side_queue_mutex_, side_pool_mutex_;
+  bool own_side_pool_ = false; // side_.pool is not command_pool_
+  void destroy_side_queue();
   std::unique_ptr<Allocator> allocator_;
   std::unique_ptr<PipelineCache> pipelines_;
   // Staging for upload()/download(), kept between calls: a fresh host-visible buffer per call

@@ -83,6 +83,10 @@ struct DeviceInfo {
   std::string api_version_string() const;
   bool has_compute_queue = false;
   uint32_t compute_queue_family = 0;
+  // Another queue family with compute, for work beside the main queue's (async compute: NVIDIA's
+  // and AMD's compute-only families); one without graphics preferred. Absent on lavapipe.
+  bool has_side_compute_queue = false;
+  uint32_t side_compute_queue_family = 0;
 };
 
 class Instance {

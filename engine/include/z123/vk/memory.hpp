@@ -94,6 +94,10 @@ public:
   Allocator(const Allocator&) = delete;
   Allocator& operator=(const Allocator&) = delete;
 
+  // Buffers created from now on are used by these queue families (two or more) concurrently,
+  // with no ownership transfers (vk::Device's side queue of another family).
+  void share_between(std::vector<uint32_t> queue_families) { sharing_families_ = std::move(queue_families); }
+
   // name is used in error messages and reports ("unet.down_blocks.0...").
   // own_memory: a VkDeviceMemory of exactly this buffer's size instead of a range of a shared
   // block (for a buffer made late, after the blocks are full, that should not add a block).
@@ -115,6 +119,7 @@ public:
 
 private:
   friend class Buffer;
+  std::vector<uint32_t> sharing_families_; // share_between; empty: exclusive
   struct Block {
     VkDeviceMemory memory = VK_NULL_HANDLE;
     uint64_t size = 0;

@@ -23,6 +23,8 @@
 #include <utility>
 #include <vector>
 
+#include "z123/vk/queue_role.hpp"
+
 namespace z123::vk {
 
 class Buffer;
@@ -41,8 +43,10 @@ inline Binding out(const Buffer& b) { return {&b, true}; }
 
 class Recording {
 public:
-  // max_timestamps: capacity of the timestamp query pool (0 = no timestamps).
-  explicit Recording(Device& device, uint32_t max_timestamps = 0);
+  // max_timestamps: capacity of the timestamp query pool (0 = no timestamps). role: the queue
+  // it is submitted to (vk::Device::submit), whose family's command pool it comes from.
+  explicit Recording(Device& device, uint32_t max_timestamps = 0, QueueRole role = QueueRole::Main);
+  Recording(Device& device, QueueRole role);
   ~Recording();
   Recording(const Recording&) = delete;
   Recording& operator=(const Recording&) = delete;
@@ -80,7 +84,8 @@ public:
   std::vector<std::pair<std::string, double>> timings() const;
 
   VkCommandBuffer command_buffer() const { return cmd_; }
-  uint64_t last_submit = 0; // timeline value of the last submission (set by Device::submit)
+  QueueRole role() const { return role_; }
+  uint64_t last_submit = 0; // value of its queue's timeline at the last submission (Device::submit)
 
   // Z123_PROFILE (z123/vk/profiler.hpp): whether this recording times each of its commands, and
   // after a submission completed, adds those times to `profiler`.
@@ -97,6 +102,7 @@ private:
   VkDescriptorSet allocate_set(VkDescriptorSetLayout layout, uint32_t buffers);
 
   Device& device_;
+  QueueRole role_ = QueueRole::Main;
   VkCommandBuffer cmd_ = VK_NULL_HANDLE;
   std::vector<VkDescriptorPool> pools_;
   uint32_t pool_sets_left_ = 0, pool_buffers_left_ = 0;
