@@ -6,11 +6,15 @@
 // names what failed; afterwards, with nothing armed, a new engine opens and gives the same image
 // as before, with no validation error, and no file descriptor has leaked. The low-memory layout
 // (its turn-memory reservation, host copies and the copy back before sampling) goes through the
-// allocation, submission and wait points as well.
+// allocation, submission and wait points as well, and so does the schedule with the reference
+// pass one step ahead (Z123_REFERENCE_QUEUE=shared on lavapipe), whose side-queue submissions and
+// waits fail the same way while the other queue may still run.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
+#include "support/check.hpp"
 #include "support/golden.hpp"
 #include "support/process_stats.hpp"
 #include "z123/engine.hpp"
@@ -43,8 +47,9 @@ GenerateOptions quick() {
 struct Expectation {
   FaultPoint point;
   ErrorKind kind;
-  const char* names;           // a part of the message that says what failed
-  const char* memory = "auto"; // EngineOptions::memory
+  const char* names;                     // a part of the message that says what failed
+  const char* memory = "auto";           // EngineOptions::memory
+  const char* reference_queue = nullptr; // Z123_REFERENCE_QUEUE while the test runs (the device reads it)
 };
 
 class FaultInjection : public ::testing::TestWithParam<Expectation> {
@@ -56,6 +61,8 @@ protected:
 
 TEST_P(FaultInjection, EveryFailureIsAClearErrorAndTheEngineRecovers) {
   const Expectation e = GetParam();
+  std::optional<test::ScopedEnv> queue;
+  if (e.reference_queue) queue.emplace("Z123_REFERENCE_QUEUE", e.reference_queue);
   const Image input = load_image(test::golden_dir() / "pipeline_input.png");
   static const Image reference = Engine::open(test::fast_model_dir(), tiny_options())->generate(input, quick()).image;
   const int fds = test::count_entries("/proc/self/fd");
@@ -102,4 +109,11 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Expectation{FaultPoint::AllocateMemory, ErrorKind::OutOfMemory, "allocating", "low"},
                       Expectation{FaultPoint::Submit, ErrorKind::Vulkan, "VK_ERROR_DEVICE_LOST", "low"},
                       Expectation{FaultPoint::Wait, ErrorKind::Vulkan, "VK_ERROR_DEVICE_LOST", "low"}),
+    [](const ::testing::TestParamInfo<Expectation>& p) { return std::string(fault_point_name(p.param.point)); });
+
+INSTANTIATE_TEST_SUITE_P(
+    ReferenceAhead, FaultInjection,
+    ::testing::Values(Expectation{FaultPoint::AllocateMemory, ErrorKind::OutOfMemory, "allocating", "auto", "shared"},
+                      Expectation{FaultPoint::Submit, ErrorKind::Vulkan, "VK_ERROR_DEVICE_LOST", "auto", "shared"},
+                      Expectation{FaultPoint::Wait, ErrorKind::Vulkan, "VK_ERROR_DEVICE_LOST", "auto", "shared"}),
     [](const ::testing::TestParamInfo<Expectation>& p) { return std::string(fault_point_name(p.param.point)); });

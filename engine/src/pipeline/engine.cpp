@@ -14,6 +14,7 @@
 #include "pipeline/host_math.hpp"
 #include "pipeline/memory_mode.hpp"
 #include "pipeline/sampling_plan.hpp"
+#include "pipeline/step_program.hpp"
 #include "z123/half.hpp"
 #include "z123/image/preprocess.hpp"
 #include "z123/kernels/elementwise.hpp"
@@ -31,50 +32,7 @@ static double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// The recorded UNet step for one (latent size, halves): replayed every step with new
-// parameters, noise and timestep written into host-visible buffers before each submit.
-// Two schedules (Engine::Impl::reference_ahead):
-// - one program per step, the reference pass and the main pass side by side by levels
-//   (vk::Recording::order_by_levels): one slot, its `rec`;
-// - the reference pass one step ahead on the device's side queue: the reference pass of step
-//   i + 1 (`ref_rec` of slot (i + 1) % 2) runs beside the main pass of step i (`rec` of slot i % 2).
-//   It depends on nothing a step computes (cond_lat, the step's noise and timestep, ctx), so only
-//   its outputs, the keys/values cache and the time biases, and the step's host inputs need a
-//   second copy.
-struct StepProgram {
-  int64_t h = 0, w = 0, hr = 0, wr = 0;
-  int halves = 0;
-  struct Slot {
-    vk::Buffer params;                      // kernels::StepParams, host-visible
-    Tensor t_freq;                          // [1, 320] host-visible: every batch row shares the timestep
-    Tensor ref_noise, anc_noise;            // fp32 host-visible
-    std::unique_ptr<nets::TimeBiases> time; // the step's conv1 biases, shared by both passes
-    std::unique_ptr<nets::ReferenceCache> cache;
-    std::unique_ptr<vk::Recording> ref_rec; // one step ahead: the reference pass (side queue)
-    std::unique_ptr<vk::Recording> rec;     // the main pass (one step ahead), or the whole step
-  };
-  std::vector<Slot> slots;
-  bool ahead() const { return slots.size() == 2; }
-  // The cross-attention keys/values of ctx (constant over an image's steps), and the program
-  // that computes them once per image (UNet::record_context).
-  std::unique_ptr<nets::ReferenceCache> context_kv;
-  std::unique_ptr<vk::Recording> context_rec;
-  Tensor cond_lat, x;             // fp32 device
-  Tensor ctx, ref_in, main_in, v; // storage dtype
-  // Every recording of the step (finish(), the open report's counts).
-  std::vector<vk::Recording*> recordings() const {
-    std::vector<vk::Recording*> r;
-    for (const Slot& s : slots)
-      for (vk::Recording* rec : {s.ref_rec.get(), s.rec.get()})
-        if (rec) r.push_back(rec);
-    return r;
-  }
-  uint64_t cache_bytes() const {
-    uint64_t b = context_kv->bytes();
-    for (const Slot& s : slots) b += s.cache->bytes();
-    return b;
-  }
-};
+using pipeline::StepProgram;
 
 // Recorded once per model (conditioning) or per output size (decoding) and replayed per image;
 // inputs are host-visible, so a new image is written straight into them.
@@ -177,14 +135,7 @@ struct Engine::Impl {
         device->allocator().create_buffer((t.bytes() + 3) & ~size_t(3), vk::MemoryUsage::Upload, name));
     return t;
   }
-  void write_host(const Tensor& t, const std::vector<float>& v) {
-    if (t.dtype == DType::F32) {
-      std::memcpy(t.buf().mapped(), v.data(), v.size() * 4);
-    } else {
-      auto* p = static_cast<uint16_t*>(t.buf().mapped());
-      for (size_t i = 0; i < v.size(); ++i) p[i] = f32_to_f16(v[i]);
-    }
-  }
+  void write_host(const Tensor& t, const std::vector<float>& v) { pipeline::write_host(t, v); }
   StepProgram& step_program(int64_t h, int64_t w, int64_t hr, int64_t wr, int halves);
   ConditionProgram& condition_program();
   DecodeProgram& decode_program(int64_t h, int64_t w);
@@ -406,20 +357,24 @@ std::string Engine::memory_report() const {
   const std::string unet_where = unet.takes_turns() ? " (taking turns with conditioning/decoding; host copy " +
                                                           std::to_string(mib(unet.host_copy_bytes())) + " MiB)"
                                                     : "";
+  // The reference pass's pool exists in the normal layout only (the low-memory one shares `scratch`).
+  const std::string reference_pool =
+      m.reference ? " (and the reference pass's, " + std::to_string(mib(m.reference->pooled_bytes())) + " MiB)"
+                  : " (the reference pass's too)";
   char buf[1024];
   std::snprintf(buf, sizeof buf,
                 "memory (%s layout): device-local %d MiB now, %d MiB peak\n"
                 "  UNet weights           %6d MiB%s\n"
                 "  VAE weights            %6d MiB\n"
                 "  CLIP vision weights    %6d MiB (%s)\n"
-                "  sampling scratch pool  %6d MiB (and the reference pass's, %d MiB)\n"
+                "  sampling scratch pool  %6d MiB%s\n"
                 "  conditioning/decoding  %6d MiB%s\n"
                 "  step caches            %6d MiB (reference%s and cross-attention keys/values)\n",
                 m.restore_unet ? "low-memory" : "normal", mib(st.device_local_allocated_bytes),
                 mib(st.peak_device_local_allocated_bytes), mib(m.unet->weight_bytes()), unet_where.c_str(),
                 mib(m.vae->weight_bytes()), mib(m.vision->weight_bytes()),
                 m.vision_in_host_memory ? "host memory on discrete GPUs" : "device",
-                mib(m.scratch ? m.scratch->pooled_bytes() : 0), mib(m.reference ? m.reference->pooled_bytes() : 0),
+                mib(m.scratch ? m.scratch->pooled_bytes() : 0), reference_pool.c_str(),
                 mib(m.around ? m.around->pooled_bytes() : 0),
                 m.around ? " (in the UNet weights' memory)" : " (in the sampling pool)",
                 mib(m.step ? m.step->cache_bytes() : 0),
@@ -670,16 +625,9 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
   for (float& v : x) v *= plan.init_noise_sigma;
   upload(*m.device, sp.x, x);
   const int n = static_cast<int>(plan.steps.size());
-  // A step's host inputs (scalars, timestep embedding, noise) are made while the GPU runs the
-  // step before, and written into the step's host-visible buffers once it is done: the noise
-  // alone is ~1 ms of CPU per step, which would otherwise leave the GPU idle between steps.
-  struct StepInputs {
-    kernels::StepParams params;
-    std::vector<float> t_freq, ref_noise, anc_noise;
-  };
   auto make_inputs = [&](int i) {
     const sampling::StepScalars& st = plan.steps[static_cast<size_t>(i)];
-    StepInputs in;
+    pipeline::StepInputs in;
     in.params = {m.dtype == DType::F16 ? st.ref_sigma_f16 : st.sigma,
                  st.c_in,
                  st.a,
@@ -698,12 +646,6 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
     in.anc_noise = noise(4 + 2 * uint64_t(i), an, 1, h, w);
     return in;
   };
-  auto write_inputs = [&](StepProgram::Slot& slot, const StepInputs& in) {
-    std::memcpy(slot.params.mapped(), &in.params, sizeof in.params);
-    m.write_host(slot.t_freq, in.t_freq);
-    m.write_host(slot.ref_noise, in.ref_noise);
-    m.write_host(slot.anc_noise, in.anc_noise);
-  };
   auto check_cancel = [&](int i) {
     if (o.cancel && o.cancel->load())
       throw Error(ErrorKind::Cancelled,
@@ -713,68 +655,7 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
     if (o.capture) o.capture->latents.push_back(nhwc_to_nchw(download(*m.device, sp.x), 1, h, w, c));
     if (o.on_step) o.on_step(i + 1, n);
   };
-  StepInputs next = make_inputs(0);
-  if (!sp.ahead()) {
-    StepProgram::Slot& slot = sp.slots.front();
-    for (int i = 0; i < n; ++i) {
-      check_cancel(i);
-      auto ts = Clock::now();
-      write_inputs(slot, next);
-      const uint64_t done = m.device->submit(*slot.rec);
-      try {
-        if (i + 1 < n) next = make_inputs(i + 1);
-      } catch (...) {
-        m.device->wait(done); // nothing leaves while the step still reads its inputs
-        throw;
-      }
-      m.device->wait(done);
-      result.timings.step_ms.push_back(ms_since(ts));
-      after_step(i);
-    }
-  } else {
-    // The reference pass one step ahead (StepProgram): step i's main pass waits for its
-    // reference pass on the side queue; the reference pass of step i + 1 is submitted right
-    // after it, into the other slot, whose last readers (step i - 1) are done: the host waited
-    // for that main pass, which had waited for its reference pass. Each reference pass waits
-    // for the one before (they share the reference pool and ref_in). Whatever leaves this
-    // block, the side queue is idle first: a reference pass still running would race the next
-    // image's writes into its slot.
-    uint64_t ref_done = 0;
-    struct DrainSide {
-      vk::Device& device;
-      const uint64_t& value;
-      ~DrainSide() {
-        if (value) try {
-            device.wait(vk::QueueRole::Side, value);
-          } catch (const Error&) {
-          }
-      }
-    } drain{*m.device, ref_done};
-    auto submit_reference = [&](int i, const StepInputs& in) {
-      StepProgram::Slot& slot = sp.slots[size_t(i % 2)];
-      write_inputs(slot, in);
-      ref_done = ref_done ? m.device->submit(*slot.ref_rec, {{vk::QueueRole::Side, ref_done}})
-                          : m.device->submit(*slot.ref_rec);
-    };
-    check_cancel(0);
-    submit_reference(0, next);
-    if (n > 1) next = make_inputs(1);
-    for (int i = 0; i < n; ++i) {
-      check_cancel(i);
-      auto ts = Clock::now();
-      const uint64_t done = m.device->submit(*sp.slots[size_t(i % 2)].rec, {{vk::QueueRole::Side, ref_done}});
-      try {
-        if (i + 1 < n) submit_reference(i + 1, next);
-        if (i + 2 < n) next = make_inputs(i + 2);
-      } catch (...) {
-        m.device->wait(done);
-        throw;
-      }
-      m.device->wait(done);
-      result.timings.step_ms.push_back(ms_since(ts));
-      after_step(i);
-    }
-  }
+  result.timings.step_ms = pipeline::run_steps(*m.device, sp, n, {make_inputs, check_cancel, after_step});
   result.timings.sampling_ms = ms_since(t0);
 
   // 4. Decode: unscale, VAE decoder, uint8 RGBA.
