@@ -67,7 +67,8 @@ std::vector<double> run_reference_ahead(vk::Device& device, StepProgram& sp, int
   auto submit_reference = [&](int i, const StepInputs& in) {
     StepProgram::Slot& slot = sp.slots[size_t(i % 2)];
     write_inputs(slot, in);
-    ref_done = ref_done ? device.submit(*slot.ref_rec, {{vk::QueueRole::Side, ref_done}}) : device.submit(*slot.ref_rec);
+    ref_done =
+        ref_done ? device.submit(*slot.ref_rec, {{vk::QueueRole::Side, ref_done}}) : device.submit(*slot.ref_rec);
   };
   StepInputs next = hooks.make_inputs(0);
   hooks.before_step(0);
