@@ -135,7 +135,6 @@ struct Engine::Impl {
         device->allocator().create_buffer((t.bytes() + 3) & ~size_t(3), vk::MemoryUsage::Upload, name));
     return t;
   }
-  void write_host(const Tensor& t, const std::vector<float>& v) { pipeline::write_host(t, v); }
   StepProgram& step_program(int64_t h, int64_t w, int64_t hr, int64_t wr, int halves);
   ConditionProgram& condition_program();
   DecodeProgram& decode_program(int64_t h, int64_t w);
@@ -436,9 +435,9 @@ StepProgram& Engine::Impl::step_program(int64_t h, int64_t w, int64_t hr, int64_
     // main pass of the step before runs beside it, and its GEMMs (split K too: M is 1) sharing
     // the main pass's scratch would race it (bench/NOTES.md session 20, run 1).
     std::optional<kernels::SplitKLane> lane;
-    if (reference && ahead) lane.emplace(*k, 1);
+    if (ahead) lane.emplace(*k, 1); // ahead implies `reference`
     unet->record_time(ref_rec, ahead ? reference_scratch() : *scratch, s.t_freq, *s.time);
-    if (reference && !ahead) lane.emplace(*k, 1);
+    if (reference && !lane) lane.emplace(*k, 1);
     unet->record(ref_rec, reference_scratch(), p->ref_in, *s.time, p->ctx, nullptr, nets::RefMode::Write, s.cache.get(),
                  p->context_kv.get());
     lane.reset();
@@ -575,8 +574,8 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
   std::vector<float> embeds, moments;
   {
     ConditionProgram& cp = m.condition_program();
-    m.write_host(cp.clip_in, clip_in);
-    m.write_host(cp.vae_in, vae_in);
+    pipeline::write_host(cp.clip_in, clip_in);
+    pipeline::write_host(cp.vae_in, vae_in);
     m.will_run_around();
     m.device->run(*cp.rec);
     embeds = download(*m.device, cp.embeds);
@@ -663,7 +662,7 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
   {
     std::vector<float> z = pipeline::unscale_latents(download(*m.device, sp.x), cfg.vae.scaling_factor);
     DecodeProgram& dp = m.decode_program(h, w);
-    m.write_host(dp.latent, z);
+    pipeline::write_host(dp.latent, z);
     m.will_run_around();
     m.device->run(*dp.rec);
     result.image = Image::blank(o.width, o.height, 4);

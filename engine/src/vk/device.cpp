@@ -216,6 +216,13 @@ void Device::destroy_side_queue() {
   own_side_pool_ = false;
 }
 
+VkSemaphore Device::timeline_of(QueueRole role) const {
+  if (role == QueueRole::Main) return timeline_;
+  if (!has_side_queue())
+    throw internal_error("the side queue was used on a device without one (Tuning::reference_queue)");
+  return side_.timeline;
+}
+
 void Device::throw_if_lost() const {
   if (lost_.load())
     throw VulkanError(VK_ERROR_DEVICE_LOST,
@@ -225,22 +232,19 @@ void Device::throw_if_lost() const {
 uint64_t Device::submit(Recording& recording, std::initializer_list<TimelineWait> waits) {
   throw_if_lost();
   const bool side = recording.role() == QueueRole::Side;
-  if (side && !has_side_queue()) throw internal_error("a side-queue recording submitted to a device without one");
+  VkSemaphore timeline = timeline_of(recording.role());
   if (!recording.finished()) recording.finish();
   if (recording.last_submit) wait(recording.role(), recording.last_submit);
   std::vector<VkSemaphore> wait_semaphores;
   std::vector<uint64_t> wait_values;
   std::vector<VkPipelineStageFlags> wait_stages;
   for (const TimelineWait& w : waits) {
-    if (w.role == QueueRole::Side && !has_side_queue())
-      throw internal_error("a wait for a side queue that is not there");
-    wait_semaphores.push_back(w.role == QueueRole::Side ? side_.timeline : timeline_);
+    wait_semaphores.push_back(timeline_of(w.role));
     wait_values.push_back(w.value);
     wait_stages.push_back(VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
   }
   std::lock_guard<std::mutex> lock(side ? *side_.queue_mutex : queue_mutex_);
   uint64_t& counter = side ? side_.timeline_value : timeline_value_;
-  VkSemaphore timeline = side ? side_.timeline : timeline_;
   uint64_t value = ++counter;
   VkTimelineSemaphoreSubmitInfo ts{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
   ts.waitSemaphoreValueCount = static_cast<uint32_t>(wait_values.size());
@@ -279,9 +283,7 @@ void Device::run(Recording& recording) {
 
 void Device::wait(QueueRole role, uint64_t value, uint64_t timeout_ms) {
   throw_if_lost();
-  const bool side = role == QueueRole::Side;
-  if (side && !has_side_queue()) throw internal_error("a wait for a side queue that is not there");
-  VkSemaphore timeline = side ? side_.timeline : timeline_;
+  VkSemaphore timeline = timeline_of(role);
   VkSemaphoreWaitInfo wi{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
   wi.semaphoreCount = 1;
   wi.pSemaphores = &timeline;
@@ -298,7 +300,7 @@ void Device::wait(QueueRole role, uint64_t value, uint64_t timeout_ms) {
     throw Error(ErrorKind::Vulkan, "GPU work did not finish within " + std::to_string(timeout_ms) + " ms");
   if (r == VK_ERROR_DEVICE_LOST) lost_.store(true);
   check(r, "vkWaitSemaphores");
-  if (side) return; // the profile's submissions are the main queue's
+  if (role == QueueRole::Side) return; // the profile's submissions are the main queue's
   std::lock_guard<std::mutex> lock(profile_mutex_);
   for (auto it = profile_pending_.begin(); it != profile_pending_.end();) {
     if (it->first > value) {

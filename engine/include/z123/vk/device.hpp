@@ -146,6 +146,8 @@ private:
   std::mutex side_queue_mutex_, side_pool_mutex_;
   bool own_side_pool_ = false; // side_.pool is not command_pool_
   void destroy_side_queue();
+  // The timeline of role's queue; InternalError for the side queue of a device without one.
+  VkSemaphore timeline_of(QueueRole role) const;
   std::unique_ptr<Allocator> allocator_;
   std::unique_ptr<PipelineCache> pipelines_;
   // Staging for upload()/download(), kept between calls: a fresh host-visible buffer per call
