@@ -40,7 +40,7 @@
 // call from 1.83 to 1.66 ms; 32 rows per subgroup with Q read from shared memory per product
 // (224-237 registers, 4 subgroups, 32-key tiles) took 2.5-2.7 ms.
 //
-// Requirements (checked in attention.cpp): D a multiple of CM_N and CM_K (variants: 64), row
+// Requirements (checked in attention.cpp): D a multiple of CM_N and CM_K (variants: 64, 80), row
 // strides and column offsets multiples of 8 elements (16-byte loads), subgroups of SUBGROUP_SIZE.
 #include "common/coopmat.glsl"
 #extension GL_KHR_shader_subgroup_basic : require
@@ -88,7 +88,10 @@
 #define UR (D / 8)                 // 16-byte units per head row
 #define LDK (UR + 1)               // shared row stride in units: +1 so fragment rows hit distinct banks
 #define KV_UNITS (ATTN_BK * UR)    // units per K (or V) tile
-#define KV_PER_T (KV_UNITS / NT)   // units each invocation moves per tile
+#define KV_PER_T ((KV_UNITS + NT - 1) / NT) // units each invocation moves per tile (at most)
+// Whether every invocation moves KV_PER_T units (head size 64); otherwise the last round is
+// guarded (head size 80: 320 units a 32-key tile over 256 invocations).
+#define KV_EVEN ((KV_UNITS % NT) == 0)
 #define STAGE_UNITS (2 * ATTN_BK * LDK)
 // Scratch rows (units): a CM_M x CM_N fp32 matrix (SLD units a row) or two alternating fp16 P
 // slabs (PLD units each), then one unit of row statistics.
@@ -97,10 +100,6 @@
 #define LDS ((SLD > 2 * PLD ? SLD : 2 * PLD) + 1)
 #define STAT (LDS - 1) // the statistics unit of a scratch row
 #define SCR_UNITS (RM * LDS)
-
-#if (KV_UNITS % NT) != 0
-#error "tile must divide evenly among the invocations"
-#endif
 
 layout(local_size_x = NT) in;
 
@@ -142,6 +141,7 @@ uvec4 kreg[KV_PER_T], vreg[KV_PER_T];
 void prefetch_k(uint t0) {
   [[unroll]] for (uint p = 0; p < KV_PER_T; ++p) {
     uint idx = gl_LocalInvocationIndex + p * NT;
+    if (!KV_EVEN && idx >= KV_UNITS) break;
     uint j = t0 + idx / UR, u = idx % UR;
     if (j < pc.nk) kreg[p] = k8[((b * pc.nk + j) * pc.k_stride + pc.k_off + h * D) / 8 + u];
     else if (j < nkt) kreg[p] = k28[((b * pc.nk2 + j - pc.nk) * pc.k2_stride + pc.k2_off + h * D) / 8 + u];
@@ -151,6 +151,7 @@ void prefetch_k(uint t0) {
 void prefetch_v(uint t0) {
   [[unroll]] for (uint p = 0; p < KV_PER_T; ++p) {
     uint idx = gl_LocalInvocationIndex + p * NT;
+    if (!KV_EVEN && idx >= KV_UNITS) break;
     uint j = t0 + idx / UR, u = idx % UR;
     if (j < pc.nk) vreg[p] = v8[((b * pc.nk + j) * pc.v_stride + pc.v_off + h * D) / 8 + u];
     else if (j < nkt) vreg[p] = v28[((b * pc.nk2 + j - pc.nk) * pc.v2_stride + pc.v2_off + h * D) / 8 + u];
@@ -160,12 +161,14 @@ void prefetch_v(uint t0) {
 void store_k(uint base) {
   [[unroll]] for (uint p = 0; p < KV_PER_T; ++p) {
     uint idx = gl_LocalInvocationIndex + p * NT;
+    if (!KV_EVEN && idx >= KV_UNITS) break;
     smem[base + (idx / UR) * LDK + idx % UR] = kreg[p];
   }
 }
 void store_v(uint base) {
   [[unroll]] for (uint p = 0; p < KV_PER_T; ++p) {
     uint idx = gl_LocalInvocationIndex + p * NT;
+    if (!KV_EVEN && idx >= KV_UNITS) break;
     smem[base + ATTN_BK * LDK + (idx / UR) * LDK + idx % UR] = vreg[p];
   }
 }

@@ -38,57 +38,68 @@ foreach(dt f32 f16)
   z123_shader(NAME attention_d512_${dt} SOURCE attention.comp
               DEFINES HEAD_DIM=512 ATTN_DSPLIT=8 ATTN_QB=16 ATTN_BK=4 ${dt_defs})
 endforeach()
+# The cooperative-matrix variants, for the UNet's head size 64 and CLIP vision's 80 (16 heads of
+# 257 tokens: 162 us a call on the portable kernel against ~15 on tensor cores, 32 calls an image,
+# bench/NOTES.md session 21). Head size 80 takes 32-key tiles: 64 would need 56 KiB of shared
+# memory; 32 keep it at 34 KiB.
 # NV cooperative matrix: 8 subgroups x 16 query rows, 64-key tiles, 2 K/V stages (47.25 KiB shared).
-z123_shader(NAME attention_d64_nvcm_f16 SOURCE attention.comp
-            DEFINES HEAD_DIM=64 ATTN_COOPMAT DTYPE_F16 REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
-# The same with the generic (shared-memory) row reductions forced, so tests cover that route on
-# GPUs whose accumulator layout would take the quad route (Z123_ATTN_COOPMAT_GENERIC=1). These
-# generic twins are for tests only but not BENCH: on the NVIDIA GPUs the project tests on they are
-# the only coverage of the route other vendors' devices run, and every test build must keep it.
-z123_shader(NAME attention_d64_nvcm_generic_f16 SOURCE attention.comp
-            DEFINES HEAD_DIM=64 ATTN_COOPMAT ATTN_FORCE_GENERIC DTYPE_F16 REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
-# Both again on KHR cooperative matrix (glslc with GL_KHR_cooperative_matrix only). P reaches
-# P·V through the per-subgroup scratch, so the shared memory is the same 47.25 KiB.
-z123_shader(NAME attention_d64_khrcm_f16 SOURCE attention.comp
-            DEFINES HEAD_DIM=64 ATTN_COOPMAT COOPMAT_KHR DTYPE_F16 REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3)
-z123_shader(NAME attention_d64_khrcm_generic_f16 SOURCE attention.comp
-            DEFINES HEAD_DIM=64 ATTN_COOPMAT COOPMAT_KHR ATTN_FORCE_GENERIC DTYPE_F16 REQUIRES KHR_COOPMAT
-            TARGET_ENV vulkan1.3)
-# KHR again, with P converted to an A operand in registers by NV cooperative matrix 2's use
-# conversions instead of the round trip through shared memory: the default where the device
-# enables VK_NV_cooperative_matrix2 (attention.cpp).
-z123_shader(NAME attention_d64_khrcm_cv_f16 SOURCE attention.comp
-            DEFINES HEAD_DIM=64 ATTN_COOPMAT COOPMAT_KHR COOPMAT_NV_CONVERT DTYPE_F16 REQUIRES NV_COOPMAT2
-            TARGET_ENV vulkan1.3)
+foreach(d 64 80)
+  set(kv_defs HEAD_DIM=${d})
+  if(d EQUAL 80)
+    list(APPEND kv_defs ATTN_BK=32)
+  endif()
+  z123_shader(NAME attention_d${d}_nvcm_f16 SOURCE attention.comp
+              DEFINES ${kv_defs} ATTN_COOPMAT DTYPE_F16 REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
+  # The same with the generic (shared-memory) row reductions forced, so tests cover that route on
+  # GPUs whose accumulator layout would take the quad route (Z123_ATTN_COOPMAT_GENERIC=1). These
+  # generic twins are for tests only but not BENCH: on the NVIDIA GPUs the project tests on they
+  # are the only coverage of the route other vendors' devices run, and every test build must keep
+  # it.
+  z123_shader(NAME attention_d${d}_nvcm_generic_f16 SOURCE attention.comp
+              DEFINES ${kv_defs} ATTN_COOPMAT ATTN_FORCE_GENERIC DTYPE_F16 REQUIRES NV_COOPMAT TARGET_ENV vulkan1.3)
+  # Both again on KHR cooperative matrix (glslc with GL_KHR_cooperative_matrix only). P reaches
+  # P·V through the per-subgroup scratch, so the shared memory is the same.
+  z123_shader(NAME attention_d${d}_khrcm_f16 SOURCE attention.comp
+              DEFINES ${kv_defs} ATTN_COOPMAT COOPMAT_KHR DTYPE_F16 REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3)
+  z123_shader(NAME attention_d${d}_khrcm_generic_f16 SOURCE attention.comp
+              DEFINES ${kv_defs} ATTN_COOPMAT COOPMAT_KHR ATTN_FORCE_GENERIC DTYPE_F16 REQUIRES KHR_COOPMAT
+              TARGET_ENV vulkan1.3)
+  # KHR again, with P converted to an A operand in registers by NV cooperative matrix 2's use
+  # conversions instead of the round trip through shared memory: the default where the device
+  # enables VK_NV_cooperative_matrix2 (attention.cpp).
+  z123_shader(NAME attention_d${d}_khrcm_cv_f16 SOURCE attention.comp
+              DEFINES ${kv_defs} ATTN_COOPMAT COOPMAT_KHR COOPMAT_NV_CONVERT DTYPE_F16 REQUIRES NV_COOPMAT2
+              TARGET_ENV vulkan1.3)
+  # The KHR kernels again for the other fragment shapes (shaders/variants.cmake): the one the
+  # GEMMs use is the attention's too (attention.cpp). The generic-route twin only where the quad
+  # route exists (16-row fragments on 32-wide subgroups); the in-register P conversion only where
+  # P's fragments are A's shape (CM_N = CM_K) on NVIDIA's shapes.
+  foreach(shape ${Z123_KHR_SHAPES})
+    z123_khr_shape_defines(${shape} shape_defs)
+    z123_shader(NAME attention_d${d}_khrcm_${shape}_f16 SOURCE attention.comp
+                DEFINES ${kv_defs} ATTN_COOPMAT COOPMAT_KHR DTYPE_F16 ${shape_defs} REQUIRES KHR_COOPMAT
+                TARGET_ENV vulkan1.3)
+    if(shape MATCHES "^m16n8")
+      z123_shader(NAME attention_d${d}_khrcm_generic_${shape}_f16 SOURCE attention.comp
+                  DEFINES ${kv_defs} ATTN_COOPMAT COOPMAT_KHR ATTN_FORCE_GENERIC DTYPE_F16 ${shape_defs}
+                  REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3)
+    endif()
+    if(shape STREQUAL "m16n8k8")
+      z123_shader(NAME attention_d${d}_khrcm_cv_${shape}_f16 SOURCE attention.comp
+                  DEFINES ${kv_defs} ATTN_COOPMAT COOPMAT_KHR COOPMAT_NV_CONVERT DTYPE_F16 ${shape_defs}
+                  REQUIRES NV_COOPMAT2 TARGET_ENV vulkan1.3)
+    endif()
+  endforeach()
+endforeach()
 # 16 subgroups (512 invocations, 256 queries per workgroup: at most 128 registers, 16 warps per SM
-# instead of 8), the quad route alone so that it fits 48 KiB: the default where the device's
-# accumulators are laid out in quads (the layout probe below says so) and khrcm_cv runs.
+# instead of 8), the quad route alone so that it fits 48 KiB: the default at head size 64 where the
+# device's accumulators are laid out in quads (the layout probe below says so) and khrcm_cv runs.
 z123_shader(NAME attention_d64_khrcm_cv_nw16_f16 SOURCE attention.comp
             DEFINES HEAD_DIM=64 ATTN_COOPMAT COOPMAT_KHR COOPMAT_NV_CONVERT DTYPE_F16 ATTN_NW=16 ATTN_QUAD_ONLY
             REQUIRES NV_COOPMAT2 TARGET_ENV vulkan1.3)
 # The accumulator layout probe (kernels::Kernels::khr_accumulator_rows_in_quads), 16 x 16 fp32.
 z123_shader(NAME coopmat_layout_probe SOURCE coopmat_layout_probe.comp DEFINES COOPMAT_KHR REQUIRES KHR_COOPMAT
             TARGET_ENV vulkan1.3)
-# The KHR kernels again for the other fragment shapes (shaders/variants.cmake): the one the GEMMs
-# use is the attention's too (attention.cpp). The generic-route twin only where the quad route
-# exists (16-row fragments on 32-wide subgroups); the in-register P conversion only where P's
-# fragments are A's shape (CM_N = CM_K) on NVIDIA's shapes.
-foreach(shape ${Z123_KHR_SHAPES})
-  z123_khr_shape_defines(${shape} shape_defs)
-  z123_shader(NAME attention_d64_khrcm_${shape}_f16 SOURCE attention.comp
-              DEFINES HEAD_DIM=64 ATTN_COOPMAT COOPMAT_KHR DTYPE_F16 ${shape_defs} REQUIRES KHR_COOPMAT
-              TARGET_ENV vulkan1.3)
-  if(shape MATCHES "^m16n8")
-    z123_shader(NAME attention_d64_khrcm_generic_${shape}_f16 SOURCE attention.comp
-                DEFINES HEAD_DIM=64 ATTN_COOPMAT COOPMAT_KHR ATTN_FORCE_GENERIC DTYPE_F16 ${shape_defs}
-                REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3)
-  endif()
-  if(shape STREQUAL "m16n8k8")
-    z123_shader(NAME attention_d64_khrcm_cv_${shape}_f16 SOURCE attention.comp
-                DEFINES HEAD_DIM=64 ATTN_COOPMAT COOPMAT_KHR COOPMAT_NV_CONVERT DTYPE_F16 ${shape_defs}
-                REQUIRES NV_COOPMAT2 TARGET_ENV vulkan1.3)
-  endif()
-endforeach()
 # Row softmax of fp32 scores into the storage type (the wide-head attention route of
 # kernels::softmax_rows, nets::vae_attention).
 z123_shader(NAME softmax_rows_f32 SOURCE softmax_rows.comp)

@@ -155,6 +155,13 @@ protected:
       }
     }
 
+    // A cooperative-matrix case runs a cooperative-matrix kernel (nvcm/khrcm), not a fallback.
+    if ((c.path == Path::NvCoopMat || c.path == Path::KhrCoopMat) && c.dtype == DType::F16 &&
+        kernels::attention_coopmat_supports(c.head_dim)) {
+      const std::string shader =
+          kernels::choose_attention_kernel(kern, c.dtype, c.head_dim, c.causal, true, c.nq, c.heads * c.batch).shader;
+      EXPECT_NE(shader.find("cm"), std::string::npos) << shader;
+    }
     Tensor out = make_tensor(device(), c.dtype, {c.batch, c.nq, hd}, "out");
     test::poison(device(), out);
     vk::Recording rec(device());
@@ -490,6 +497,18 @@ std::vector<Case> coopmat_cases() {
   tiny.nq = 1;
   tiny.nk = 1;
   cs.push_back(tiny);
+  Case clip_vision; // head size 80 (32-key tiles): 16 heads of 257 tokens, one key past a tile
+  clip_vision.batch = 1;
+  clip_vision.heads = 16;
+  clip_vision.head_dim = 80;
+  clip_vision.nq = clip_vision.nk = 257;
+  cs.push_back(clip_vision);
+  Case d80_second; // head size 80 with a second source: partial tiles in both, several query blocks
+  d80_second.head_dim = 80;
+  d80_second.nq = 300;
+  d80_second.nk = 45;
+  d80_second.nk2 = 29;
+  cs.push_back(d80_second);
   for (Case& c : cs) c = with(c, DType::F16, Path::NvCoopMat);
   return cs;
 }
@@ -628,6 +647,12 @@ TEST_F(AttentionKhrCoopMat, TakesTheGemmFragmentShape) {
   EXPECT_NE(kernel.shader.find(std::string(shape->suffix) + "_f16"), std::string::npos);
   // 8 subgroups of one fragment of rows each, 16 where the 16-subgroup variant runs.
   EXPECT_EQ(kernel.queries_per_group, (k.khr_accumulator_rows_in_quads() ? 16 : 8) * int64_t(shape->m));
+  // CLIP vision's head size 80: the same shape's 8-subgroup variant.
+  const kernels::AttentionKernel d80 = kernels::choose_attention_kernel(k, DType::F16, 80, false, true);
+  SCOPED_TRACE(d80.shader);
+  EXPECT_EQ(d80.shader.rfind("attention_d80_khrcm", 0), 0u);
+  EXPECT_NE(d80.shader.find(std::string(shape->suffix) + "_f16"), std::string::npos);
+  EXPECT_EQ(d80.queries_per_group, 8 * int64_t(shape->m));
 }
 
 // Every KHR variant whatever the default: P through shared memory (khrcm) and, where

@@ -79,7 +79,9 @@ bool coopmat_aligned(const Operand& o) { return o.stride % 8 == 0 && o.offset % 
 bool attention_supports_head_dim(int64_t head_dim) {
   return head_dim == 16 || head_dim == 32 || head_dim == 64 || head_dim == 80 || head_dim == 512;
 }
-bool attention_coopmat_supports(int64_t head_dim) { return head_dim == 64; }
+// The UNet's heads (64) and CLIP vision's (80): shaders/variants/attention.cmake builds the
+// cooperative-matrix variants for these two.
+bool attention_coopmat_supports(int64_t head_dim) { return head_dim == 64 || head_dim == 80; }
 
 void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, AttnOperand k_in, AttnOperand v_in,
                const Tensor& out, const AttentionParams& p, AttnOperand k2_in, AttnOperand v2_in) {
@@ -242,7 +244,7 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
   // queries leave the last wave mostly empty (the 4,096-token reference pass and level 1: 160-200
   // workgroups on 132 SMs): 128 per workgroup fill the SMs better there (session 17, run 6).
   const bool sixteen =
-      khr_convert && !force_generic && !shape->suffix[0] && kernels.khr_accumulator_rows_in_quads() &&
+      khr_convert && !force_generic && head_dim == 64 && !shape->suffix[0] && kernels.khr_accumulator_rows_in_quads() &&
       !(queries > 0 && khr_attention_eight_subgroups_win(queries, row_count, kernels.device().info().compute_units));
   std::string suffix = khr ? (force_generic && quad_shape ? "khrcm_generic"
                               : sixteen                   ? "khrcm_cv_nw16"
@@ -251,8 +253,9 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
                            : (force_generic ? "nvcm_generic" : "nvcm");
   // Measuring knob: Tuning::attn_variant (Z123_ATTN_VARIANT=khrcm|khrcm_cv|khrcm_cv_nw16) takes that
   // KHR variant instead. The khrcm_cv_* ones are built for the default fragment shape only, and
-  // khrcm_cv_nw16 needs the quad layout.
-  if (const std::string& want = kernels.tuning().attn_variant; !want.empty()) {
+  // khrcm_cv_nw16 needs the quad layout. Head size 64 only (the UNet's attention, which the knob
+  // is for): the other heads keep their default.
+  if (const std::string& want = kernels.tuning().attn_variant; !want.empty() && head_dim == 64) {
     const bool needs_convert = want.rfind("khrcm_cv", 0) == 0, default_shape_only = want.rfind("khrcm_cv_", 0) == 0;
     const bool needs_quads = want == "khrcm_cv_nw16";
     if (!khr || (needs_convert && !khr_convert) || (default_shape_only && shape->suffix[0] != '\0') ||
