@@ -17,4 +17,10 @@ unsigned worker_threads();
 // rethrown here.
 void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn);
 
+// Calls fn(begin, end) over consecutive ranges that cover [0, n), at most one range per worker
+// thread and none shorter than `grain` (except the last), so small jobs stay on the caller's
+// thread: for per-image host work (resampling rows) where a thread's start costs about as much as
+// a few rows.
+void parallel_ranges(std::size_t n, std::size_t grain, const std::function<void(std::size_t, std::size_t)>& fn);
+
 } // namespace z123

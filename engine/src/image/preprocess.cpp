@@ -8,6 +8,7 @@
 
 #include "image/resample.hpp"
 #include "z123/error.hpp"
+#include "z123/parallel.hpp"
 
 namespace z123 {
 namespace {
@@ -178,9 +179,13 @@ std::vector<float> normalize_hwc(const Image& rgb, const std::array<double, 3>& 
   require_rgb(rgb, "normalize_hwc");
   const NormalizeTable t = normalize_table(mean, stdev, rescale_factor);
   std::vector<float> out(rgb.pixels.size());
-  for (std::size_t i = 0; i < out.size(); i += 3) {
-    for (std::size_t c = 0; c < 3; ++c) out[i + c] = t.v[rgb.pixels[i + c]][c];
-  }
+  // Pixels in ranges over the host's threads: a table lookup each, 0.8 M values for the 512 x 512
+  // VAE input.
+  parallel_ranges(out.size() / 3, 16384, [&](std::size_t first, std::size_t last) {
+    for (std::size_t i = 3 * first; i < 3 * last; i += 3) {
+      for (std::size_t c = 0; c < 3; ++c) out[i + c] = t.v[rgb.pixels[i + c]][c];
+    }
+  });
   return out;
 }
 

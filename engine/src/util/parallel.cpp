@@ -57,4 +57,15 @@ void parallel_for(std::size_t n, const std::function<void(std::size_t)>& fn) {
   if (error) std::rethrow_exception(error);
 }
 
+void parallel_ranges(std::size_t n, std::size_t grain, const std::function<void(std::size_t, std::size_t)>& fn) {
+  if (n == 0) return;
+  const std::size_t g = std::max<std::size_t>(grain, 1);
+  const std::size_t ranges = std::min<std::size_t>((n + g - 1) / g, worker_threads());
+  const std::size_t per = (n + ranges - 1) / ranges;
+  parallel_for(ranges, [&](std::size_t r) {
+    const std::size_t begin = r * per, end = std::min(n, begin + per);
+    if (begin < end) fn(begin, end);
+  });
+}
+
 } // namespace z123
