@@ -121,7 +121,8 @@ TEST(EngineApi, LowMemoryModeGivesTheSameImages) {
 // Z123_REFERENCE_QUEUE=shared runs that schedule on lavapipe's one queue. The images must be the
 // same bytes as the one-program step's, over three steps (both slots, the first one twice), for
 // another seed, after a call cancelled half-way (its reference pass of the next step was in
-// flight), and again for the first seed. The low-memory layout keeps the one program.
+// flight), and again for the first seed; also with each main pass submitted only after the one
+// before (Z123_MAIN_PRESUBMIT=0). The low-memory layout keeps the one program.
 TEST(EngineApi, ReferencePassAheadGivesTheSameImages) {
   Image input = load_image(test::golden_dir() / "pipeline_input.png");
   GenerateOptions three = quick(5), other = quick(6);
@@ -154,6 +155,12 @@ TEST(EngineApi, ReferencePassAheadGivesTheSameImages) {
   EXPECT_NE(ahead->memory_report().find("one step ahead"), std::string::npos) << ahead->memory_report();
   EXPECT_EQ(ahead->validation_errors(), 0u);
   ahead.reset();
+  { // each main pass submitted only once the one before is done (Tuning::main_presubmit off)
+    test::ScopedEnv no_presubmit("Z123_MAIN_PRESUBMIT", "0");
+    auto plain = open_fast();
+    EXPECT_EQ(plain->generate(input, three).image.pixels, a.pixels);
+    EXPECT_EQ(plain->validation_errors(), 0u);
+  }
   auto low = open_model(test::fast_model_dir(), "low");
   EXPECT_EQ(low->generate(input, three).image.pixels, a.pixels);
   EXPECT_EQ(low->memory_report().find("one step ahead"), std::string::npos);

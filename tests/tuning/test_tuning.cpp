@@ -42,7 +42,8 @@ TEST(Tuning, ReadsEveryKnob) {
       j("Z123_ATTN_CM2_ROWS", "128"), k("Z123_ATTN_COOPMAT_GENERIC", "1"), l("Z123_GN_DIRECT_MAX", "4096"),
       m("Z123_GN_TILES", "96"), n("Z123_GN_THREADS", "512"), o("Z123_GN_RESIDENT", "1"),
       p("Z123_NO_PIPELINE_CACHE", "1"), q("Z123_PIPELINE_REPORT_DIR", "/tmp/reports"),
-      r("Z123_ATTN_TILED_INVOCATIONS", "128"), s("Z123_GEMM_FIXED_GEOMETRY", "k"), u("Z123_REFERENCE_QUEUE", "shared");
+      r("Z123_ATTN_TILED_INVOCATIONS", "128"), s("Z123_GEMM_FIXED_GEOMETRY", "k"), u("Z123_REFERENCE_QUEUE", "shared"),
+      v("Z123_MAIN_PRESUBMIT", "0");
   const Tuning t = Tuning::from_environment();
   EXPECT_TRUE(t.force_portable);
   EXPECT_EQ(t.matmul_path, kernels::Path::NvCoopMat2);
@@ -63,6 +64,7 @@ TEST(Tuning, ReadsEveryKnob) {
   EXPECT_EQ(t.gn_threads, 512u);
   EXPECT_TRUE(t.gn_resident);
   EXPECT_EQ(t.reference_queue, Tuning::ReferenceQueue::Shared);
+  EXPECT_FALSE(t.main_presubmit);
   EXPECT_TRUE(t.no_pipeline_cache);
   EXPECT_EQ(t.pipeline_report_dir, "/tmp/reports");
 }

@@ -72,6 +72,10 @@ struct Tuning {
   // second family: tests run it on lavapipe). Only the normal memory layout runs it ahead.
   enum class ReferenceQueue { Auto, Off, Shared };
   ReferenceQueue reference_queue = ReferenceQueue::Auto;
+  // Z123_MAIN_PRESUBMIT=0: with the reference pass ahead, submit each main pass only once the one
+  // before is done (as before session 21) instead of while it runs, waiting for it on the GPU, so
+  // that the main queue does not idle while the host wakes up and submits (pipeline/step_program).
+  bool main_presubmit = true;
 
   // Z123_NO_PIPELINE_CACHE=1: no pipeline cache file is read or written.
   bool no_pipeline_cache = false;

@@ -654,7 +654,8 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
     if (o.capture) o.capture->latents.push_back(nhwc_to_nchw(download(*m.device, sp.x), 1, h, w, c));
     if (o.on_step) o.on_step(i + 1, n);
   };
-  result.timings.step_ms = pipeline::run_steps(*m.device, sp, n, {make_inputs, check_cancel, after_step});
+  result.timings.step_ms =
+      pipeline::run_steps(*m.device, sp, n, {make_inputs, check_cancel, after_step, o.capture != nullptr});
   result.timings.sampling_ms = ms_since(t0);
 
   // 4. Decode: unscale, VAE decoder, uint8 RGBA.

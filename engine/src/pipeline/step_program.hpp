@@ -62,10 +62,13 @@ void write_host(const Tensor& t, const std::vector<float>& values);
 // What the schedule asks of its caller. make_inputs(i) runs on the host while the GPU runs an
 // earlier step (the noise alone is ~1 ms of CPU per step); before_step(i) may throw to stop
 // before step i (cancellation); after_step(i) runs once step i is done (capture, progress).
+// after_step_reads_latents: after_step(i) reads the latents step i wrote, so step i + 1 may not
+// be submitted before it returns (Tuning::main_presubmit).
 struct StepHooks {
   std::function<StepInputs(int)> make_inputs;
   std::function<void(int)> before_step;
   std::function<void(int)> after_step;
+  bool after_step_reads_latents = false;
 };
 
 // Runs steps 0 .. n-1 of `sp` on its schedule; returns each step's wall time in milliseconds.

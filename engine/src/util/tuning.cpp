@@ -88,6 +88,7 @@ Tuning Tuning::from_environment() {
   using RQ = ReferenceQueue;
   t.reference_queue =
       choice<RQ>("Z123_REFERENCE_QUEUE", {{"auto", RQ::Auto}, {"off", RQ::Off}, {"shared", RQ::Shared}}, RQ::Auto);
+  t.main_presubmit = flag("Z123_MAIN_PRESUBMIT", true);
 
   t.no_pipeline_cache = flag("Z123_NO_PIPELINE_CACHE");
   if (const char* v = env("Z123_PIPELINE_REPORT_DIR")) t.pipeline_report_dir = v;
