@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include "pipeline/host_math.hpp"
 #include "pipeline/memory_mode.hpp"
@@ -36,10 +37,13 @@ using pipeline::StepProgram;
 
 // Recorded once per model (conditioning) or per output size (decoding) and replayed per image;
 // inputs are host-visible, so a new image is written straight into them.
+// Where the device has a side queue (Engine::Impl::reference_ahead), CLIP vision runs there
+// (vision_rec) beside the VAE encode (rec): it streams its weights from host memory over the bus
+// and leaves the SMs to the encode. Elsewhere both are in rec.
 struct ConditionProgram {
   Tensor clip_in, vae_in; // host-visible, storage dtype
-  Tensor embeds, moments; // device
-  std::unique_ptr<vk::Recording> rec;
+  Tensor embeds, moments; // device (embeds host-visible when vision_rec runs it: no copy from the other queue)
+  std::unique_ptr<vk::Recording> vision_rec, rec;
 };
 
 struct DecodeProgram {
@@ -188,7 +192,7 @@ struct Engine::Impl {
   void finish_programs() {
     std::vector<vk::Recording*> all = step ? step->recordings() : std::vector<vk::Recording*>{};
     for (vk::Recording* r : {step ? step->context_rec.get() : nullptr, condition ? condition->rec.get() : nullptr,
-                             decode ? decode->rec.get() : nullptr})
+                             condition ? condition->vision_rec.get() : nullptr, decode ? decode->rec.get() : nullptr})
       all.push_back(r);
     for (vk::Recording* r : all)
       if (r) r->finish();
@@ -459,10 +463,20 @@ ConditionProgram& Engine::Impl::condition_program() {
   auto p = std::make_unique<ConditionProgram>();
   p->clip_in = host_tensor(dtype, {1, Sc, Sc, 3}, "clip input");
   p->vae_in = host_tensor(dtype, {1, S, S, 3}, "vae input");
-  p->embeds = make_tensor(*device, dtype, {1, int64_t(configs.vision_encoder.projection_dim)}, "image_embeds");
+  // Beside the encode on the side queue: in the reference pass's pool and split-K lane, which
+  // nothing uses until the steps (the host waits for the conditioning first).
+  const bool side = reference_ahead();
+  p->embeds = make_tensor(*device, dtype, {1, int64_t(configs.vision_encoder.projection_dim)}, "image_embeds",
+                          side ? vk::MemoryUsage::Download : vk::MemoryUsage::DeviceLocal);
   p->moments = make_tensor(*device, dtype, {1, S / f, S / f, 2 * c}, "moments");
   p->rec = std::make_unique<vk::Recording>(*device);
-  vision->record(*p->rec, around_scratch(), p->clip_in, p->embeds);
+  if (side) {
+    p->vision_rec = std::make_unique<vk::Recording>(*device, vk::QueueRole::Side);
+    kernels::SplitKLane lane(*k, 1);
+    vision->record(*p->vision_rec, reference_scratch(), p->clip_in, p->embeds);
+  } else {
+    vision->record(*p->rec, around_scratch(), p->clip_in, p->embeds);
+  }
   vae->record_encode(*p->rec, around_scratch(), p->vae_in, p->moments);
   condition = std::move(p);
   return *condition;
@@ -571,16 +585,6 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
   // programs were not recorded for records them anew (open() records the prepared size).
   t0 = Clock::now();
   if (!m.programs_for(h, w, halves)) m.record_planned(h, w, halves);
-  std::vector<float> embeds, moments;
-  {
-    ConditionProgram& cp = m.condition_program();
-    pipeline::write_host(cp.clip_in, clip_in);
-    pipeline::write_host(cp.vae_in, vae_in);
-    m.will_run_around();
-    m.device->run(*cp.rec);
-    embeds = download(*m.device, cp.embeds);
-    moments = download(*m.device, cp.moments);
-  }
   auto noise = [&](uint64_t stream, const std::vector<float>* injected, int64_t b, int64_t hh, int64_t ww) {
     std::vector<float> v(static_cast<size_t>(b * c * hh * ww));
     if (injected && !injected->empty()) {
@@ -593,36 +597,6 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
     }
     return nchw_to_nhwc(v, b, c, hh, ww); // streams are defined in NCHW order (docs/rng.md)
   };
-  std::vector<float> cond =
-      pipeline::posterior_sample(moments, noise(0, inj ? &inj->posterior_cond : nullptr, 1, hr, wr), c);
-  std::vector<float> cond_lat;
-  if (halves == 2) {
-    if (m.zero_moments.empty()) m.zero_moments = m.encode_moments(std::vector<float>(size_t(S * S * 3), 0.0f), S);
-    cond_lat = pipeline::posterior_sample(m.zero_moments, noise(1, inj ? &inj->posterior_zero : nullptr, 1, hr, wr), c);
-    cond_lat.insert(cond_lat.end(), cond.begin(), cond.end());
-  } else {
-    cond_lat = cond;
-  }
-  const int64_t tokens = cfg.text_encoder.max_position_embeddings, D = cfg.text_encoder.hidden_size;
-  std::vector<float> ctx = pipeline::conditioning_context(m.text_embedding, embeds, cfg.index.ramping_coefficients,
-                                                          tokens, D, halves, m.dtype == DType::F16);
-  result.timings.condition_ms = ms_since(t0);
-  if (o.capture) {
-    o.capture->cond_lat = nhwc_to_nchw(cond_lat, halves, hr, wr, c);
-    o.capture->context = ctx;
-    o.capture->image_embeds = embeds;
-  }
-
-  // 3. Sampling: one recorded step, replayed with new scalars and noise.
-  t0 = Clock::now();
-  StepProgram& sp = m.step_program(h, w, hr, wr, halves);
-  result.timings.weights_restore_ms = m.restore_unet_weights();
-  upload(*m.device, sp.cond_lat, cond_lat);
-  upload(*m.device, sp.ctx, ctx);
-  m.device->run(*sp.context_rec);
-  std::vector<float> x = noise(2, inj ? &inj->initial : nullptr, 1, h, w);
-  for (float& v : x) v *= plan.init_noise_sigma;
-  upload(*m.device, sp.x, x);
   const int n = static_cast<int>(plan.steps.size());
   auto make_inputs = [&](int i) {
     const sampling::StepScalars& st = plan.steps[static_cast<size_t>(i)];
@@ -645,6 +619,72 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
     in.anc_noise = noise(4 + 2 * uint64_t(i), an, 1, h, w);
     return in;
   };
+  // Made while the GPU runs the conditioning (the host would wait for it anyway): the posterior
+  // noises, the initial latent and the first two steps' inputs, a few ms of CPU that otherwise
+  // come between the conditioning and the first step.
+  std::vector<float> embeds, moments, posterior_noise, zero_noise, x;
+  std::vector<pipeline::StepInputs> first_inputs;
+  {
+    ConditionProgram& cp = m.condition_program();
+    pipeline::write_host(cp.clip_in, clip_in);
+    pipeline::write_host(cp.vae_in, vae_in);
+    m.will_run_around();
+    // Whatever leaves this block, neither program is still running (the next call rewrites their inputs).
+    struct InFlight {
+      vk::Device& device;
+      uint64_t side = 0, main = 0;
+      void wait() {
+        if (side) device.wait(vk::QueueRole::Side, std::exchange(side, 0));
+        if (main) device.wait(std::exchange(main, 0));
+      }
+      ~InFlight() {
+        try {
+          wait();
+        } catch (const Error&) {
+        }
+      }
+    } in_flight{*m.device};
+    if (cp.vision_rec) in_flight.side = m.device->submit(*cp.vision_rec);
+    in_flight.main = m.device->submit(*cp.rec);
+    posterior_noise = noise(0, inj ? &inj->posterior_cond : nullptr, 1, hr, wr);
+    if (halves == 2) zero_noise = noise(1, inj ? &inj->posterior_zero : nullptr, 1, hr, wr);
+    x = noise(2, inj ? &inj->initial : nullptr, 1, h, w);
+    for (float& v : x) v *= plan.init_noise_sigma;
+    for (int i = 0; i < std::min(n, 2); ++i) first_inputs.push_back(make_inputs(i));
+    in_flight.wait();
+    embeds = download(*m.device, cp.embeds);
+    moments = download(*m.device, cp.moments);
+  }
+  std::vector<float> cond = pipeline::posterior_sample(moments, posterior_noise, c);
+  std::vector<float> cond_lat;
+  if (halves == 2) {
+    if (m.zero_moments.empty()) m.zero_moments = m.encode_moments(std::vector<float>(size_t(S * S * 3), 0.0f), S);
+    cond_lat = pipeline::posterior_sample(m.zero_moments, zero_noise, c);
+    cond_lat.insert(cond_lat.end(), cond.begin(), cond.end());
+  } else {
+    cond_lat = cond;
+  }
+  const int64_t tokens = cfg.text_encoder.max_position_embeddings, D = cfg.text_encoder.hidden_size;
+  std::vector<float> ctx = pipeline::conditioning_context(m.text_embedding, embeds, cfg.index.ramping_coefficients,
+                                                          tokens, D, halves, m.dtype == DType::F16);
+  result.timings.condition_ms = ms_since(t0);
+  if (o.capture) {
+    o.capture->cond_lat = nhwc_to_nchw(cond_lat, halves, hr, wr, c);
+    o.capture->context = ctx;
+    o.capture->image_embeds = embeds;
+  }
+
+  // 3. Sampling: one recorded step, replayed with new scalars and noise.
+  t0 = Clock::now();
+  StepProgram& sp = m.step_program(h, w, hr, wr, halves);
+  result.timings.weights_restore_ms = m.restore_unet_weights();
+  upload(*m.device, sp.cond_lat, cond_lat);
+  upload(*m.device, sp.ctx, ctx);
+  m.device->run(*sp.context_rec);
+  upload(*m.device, sp.x, x);
+  auto step_inputs = [&](int i) {
+    return i < static_cast<int>(first_inputs.size()) ? std::move(first_inputs[size_t(i)]) : make_inputs(i);
+  };
   auto check_cancel = [&](int i) {
     if (o.cancel && o.cancel->load())
       throw Error(ErrorKind::Cancelled,
@@ -655,7 +695,7 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
     if (o.on_step) o.on_step(i + 1, n);
   };
   result.timings.step_ms =
-      pipeline::run_steps(*m.device, sp, n, {make_inputs, check_cancel, after_step, o.capture != nullptr});
+      pipeline::run_steps(*m.device, sp, n, {step_inputs, check_cancel, after_step, o.capture != nullptr});
   result.timings.sampling_ms = ms_since(t0);
 
   // 4. Decode: unscale, VAE decoder, uint8 RGBA.
