@@ -10,7 +10,6 @@
 #include <mutex>
 #include <optional>
 #include <thread>
-#include <utility>
 
 #include "pipeline/host_math.hpp"
 #include "pipeline/memory_mode.hpp"
@@ -630,20 +629,7 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
     pipeline::write_host(cp.vae_in, vae_in);
     m.will_run_around();
     // Whatever leaves this block, neither program is still running (the next call rewrites their inputs).
-    struct InFlight {
-      vk::Device& device;
-      uint64_t side = 0, main = 0;
-      void wait() {
-        if (side) device.wait(vk::QueueRole::Side, std::exchange(side, 0));
-        if (main) device.wait(std::exchange(main, 0));
-      }
-      ~InFlight() {
-        try {
-          wait();
-        } catch (const Error&) {
-        }
-      }
-    } in_flight{*m.device};
+    vk::InFlight in_flight{*m.device};
     if (cp.vision_rec) in_flight.side = m.device->submit(*cp.vision_rec);
     in_flight.main = m.device->submit(*cp.rec);
     posterior_noise = noise(0, inj ? &inj->posterior_cond : nullptr, 1, hr, wr);

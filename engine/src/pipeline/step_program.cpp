@@ -59,33 +59,21 @@ std::vector<double> run_one_program(vk::Device& device, StepProgram& sp, int n, 
 std::vector<double> run_reference_ahead(vk::Device& device, StepProgram& sp, int n, const StepHooks& hooks) {
   const bool presubmit = device.tuning().main_presubmit && !hooks.after_step_reads_latents;
   std::vector<double> ms;
-  uint64_t ref_last = 0, main_last = 0;
+  vk::InFlight last{device};                        // the last submission to each queue
   uint64_t ref_of[2] = {0, 0}, main_of[2] = {0, 0}; // each slot's last submissions
-  struct Drain {
-    vk::Device& device;
-    const uint64_t& ref_last;
-    const uint64_t& main_last;
-    ~Drain() {
-      try {
-        if (main_last) device.wait(main_last);
-        if (ref_last) device.wait(vk::QueueRole::Side, ref_last);
-      } catch (const Error&) {
-      }
-    }
-  } drain{device, ref_last, main_last};
   auto submit_reference = [&](int i, const StepInputs& in) {
     StepProgram::Slot& slot = sp.slots[size_t(i % 2)];
     write_inputs(slot, in);
-    ref_last =
-        ref_last ? device.submit(*slot.ref_rec, {{vk::QueueRole::Side, ref_last}}) : device.submit(*slot.ref_rec);
-    ref_of[i % 2] = ref_last;
+    last.side =
+        last.side ? device.submit(*slot.ref_rec, {{vk::QueueRole::Side, last.side}}) : device.submit(*slot.ref_rec);
+    ref_of[i % 2] = last.side;
   };
   auto submit_main = [&](int i) {
     hooks.before_step(i);
     vk::Recording& rec = *sp.slots[size_t(i % 2)].rec;
     const vk::TimelineWait ref{vk::QueueRole::Side, ref_of[i % 2]};
-    main_last = main_last ? device.submit(rec, {ref, {vk::QueueRole::Main, main_last}}) : device.submit(rec, {ref});
-    main_of[i % 2] = main_last;
+    last.main = last.main ? device.submit(rec, {ref, {vk::QueueRole::Main, last.main}}) : device.submit(rec, {ref});
+    main_of[i % 2] = last.main;
   };
   auto t_prev = Clock::now();
   StepInputs next = hooks.make_inputs(0);
@@ -102,8 +90,12 @@ std::vector<double> run_reference_ahead(vk::Device& device, StepProgram& sp, int
     ms.push_back(std::chrono::duration<double, std::milli>(t_done - t_prev).count());
     t_prev = t_done;
     hooks.after_step(i);
-    if (presubmit && i + 1 < n) hooks.before_step(i + 1); // a cancel from after_step(i) stops here
-    if (!presubmit && i + 1 < n) submit_main(i + 1);
+    if (i + 1 < n) {
+      if (presubmit)
+        hooks.before_step(i + 1); // a cancel from after_step(i) stops here
+      else
+        submit_main(i + 1);
+    }
     if (i + 2 < n) submit_reference(i + 2, next); // slot i % 2: main pass i is done
   }
   return ms;

@@ -2,6 +2,7 @@
 #include "z123/fault.hpp"
 
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "vk/coopmat_compat.hpp"
@@ -368,6 +369,18 @@ void Device::download(const Buffer& src, void* data, VkDeviceSize bytes, VkDevic
   run(rec);
   std::memcpy(data, staging.mapped(), bytes);
   if (bytes > kKeptStagingBytes) staging.reset();
+}
+
+void InFlight::wait() {
+  if (main) device.wait(std::exchange(main, 0));
+  if (side) device.wait(QueueRole::Side, std::exchange(side, 0));
+}
+
+InFlight::~InFlight() {
+  try {
+    wait();
+  } catch (const Error&) {
+  }
 }
 
 } // namespace z123::vk

@@ -162,4 +162,15 @@ private:
   std::vector<std::pair<uint64_t, const Recording*>> profile_pending_;
 };
 
+// A scope's last submissions to each queue (their timeline values; 0: none): whatever leaves the
+// scope, both are done first, since the buffers they use may be rewritten next. wait() reports
+// a failed wait; the destructor drops it (the error already leaving the scope is the one that
+// matters).
+struct InFlight {
+  Device& device;
+  uint64_t main = 0, side = 0;
+  void wait();
+  ~InFlight();
+};
+
 } // namespace z123::vk
