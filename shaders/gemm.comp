@@ -69,7 +69,10 @@ void main() {
 
   // Rows/columns past the edge compute on a clamped copy of the last one; never stored.
   uint woff[TN];
-  [[unroll]] for (int j = 0; j < TN; ++j) woff[j] = gemm_weight_row(min(n0 + j, pc.N - 1)) * pc.K;
+  // Grouped weights (common/gemm_io.glsl): this invocation's TM rows lie in one group.
+  const uint groups = pc.w_group_rows != 0u ? pc.M / pc.w_group_rows : 1u;
+  const uint group = pc.w_group_rows != 0u ? m0 / pc.w_group_rows : 0u;
+  [[unroll]] for (int j = 0; j < TN; ++j) woff[j] = (gemm_weight_row(min(n0 + j, pc.N - 1)) * groups + group) * pc.K;
 
   uint aoff[TM];
   bool ok[TM];

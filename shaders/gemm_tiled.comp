@@ -53,6 +53,9 @@ layout(constant_id = 0) const bool VEC8 = false;
 // common/gemm_io.glsl); constant 1 is unused here (the cooperative-matrix kernel's epilogue,
 // which this kernel keeps in the push block).
 #define GEMM_GEOM_SPEC
+// Grouped weights (pc.w_group_rows, common/gemm_io.glsl) for Winograd convolutions; the
+// cooperative-matrix kernel, which shares the loader, leaves them out.
+#define GEMM_GROUPED_WEIGHTS
 #include "common/gemm_tile_loader.glsl"
 
 // A tile row is BK / 4 four-element groups of K plus one of padding: the invocations of a

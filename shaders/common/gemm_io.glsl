@@ -34,6 +34,10 @@ layout(push_constant) uniform GemmPush {
   // [z * k_chunk, (z + 1) * k_chunk) and writes raw fp32 partial sums to binding 4 at
   // [z, M, N]; gemm_splitk_reduce.comp adds them up and applies the epilogue.
   uint k_chunk;
+  // Grouped weights (0 = off; gemm.comp and gemm_tiled.comp only, kernels::linear_grouped): y's
+  // rows come in M / w_group_rows groups of w_group_rows, and group g multiplies by weight rows
+  // n * groups + g (w is [N, groups, K]): the 16 products of a Winograd convolution in one GEMM.
+  uint w_group_rows;
 } pc;
 
 #define GEMM_HAS_BIAS 1u

@@ -90,6 +90,10 @@ uvec4 load_b(uint row, uint k) {
 #ifdef GEMM_EPI_SPEC_ID
   n = gemm_weight_row(n); // GEGLU's virtual columns (gemm_io.glsl); n itself in other pipelines
 #endif
+#ifdef GEMM_GROUPED_WEIGHTS
+  // Grouped weights (gemm_io.glsl): a row tile lies in one group (BM divides w_group_rows).
+  if (pc.w_group_rows != 0u) n = n * (pc.M / pc.w_group_rows) + tile_m0 / pc.w_group_rows;
+#endif
   if (VEC8) return k < G_K ? w8[(n * G_K + k) >> 3] : uvec4(0);
   float v[8];
   [[unroll]] for (uint e = 0; e < 8; ++e) v[e] = k + e < G_K ? LOAD(w[n * G_K + k + e]) : 0.0;

@@ -3,6 +3,9 @@
 // pass on the noised reference latent, read pass on the main latent, two batch halves). Twice:
 // with v1.2's topology (one BasicTransformerBlock per transformer) and with two per transformer
 // (tests/data/golden-tlpb2), where the write pass must store all 32 attn1 layers before it stops.
+// Each with the 3x3 convs direct and in Winograd form (Z123_CONV_WINOGRAD=on: every conv outside
+// the innermost level through kernels::conv2d_winograd, whose roundings of the transformed inputs,
+// weights and products fit the same tolerances).
 // Tolerances: fp32 1e-4 relative L2 (accumulation order only); fp16 1e-2 (11-bit rounding of
 // every stored activation across ~100 stages; the fp16 target).
 #include <gtest/gtest.h>
@@ -53,19 +56,34 @@ void PrintTo(const GoldenSet& s, std::ostream* os) { *os << s.name; }
 const GoldenSet kV12Topology{"tiny", test::tiny_model_dir, test::golden_dir};
 const GoldenSet kTwoTransformerLayers{"tiny_tlpb2", test::tlpb2_model_dir, test::tlpb2_golden_dir};
 
-class UNetParity : public test::VkTest, public ::testing::WithParamInterface<std::tuple<GoldenSet, DType>> {
+class UNetParity : public test::VkTest,
+                   public ::testing::WithParamInterface<std::tuple<GoldenSet, DType, Tuning::ConvWinograd>> {
 protected:
   DType dtype() const { return std::get<1>(GetParam()); }
   const GoldenSet& set() const { return std::get<0>(GetParam()); }
+  Tuning tuning() {
+    Tuning t = device().tuning();
+    t.conv_winograd = std::get<2>(GetParam());
+    return t;
+  }
+  // With Winograd on, the convs it takes hold their weights in its form.
+  void expect_conv_form(const nets::UNet& unet) {
+    const bool on = std::get<2>(GetParam()) == Tuning::ConvWinograd::On;
+    const std::string outer = unet.layout().down.front().layers.front().resnet.prefix + ".conv1.weight";
+    const std::string inner = unet.layout().down.back().layers.front().resnet.prefix + ".conv1.weight";
+    EXPECT_EQ(unet.weights().at(outer).shape.size(), on ? 3u : 4u) << outer;
+    EXPECT_EQ(unet.weights().at(inner).shape.size(), 4u) << inner << " (innermost level: direct)";
+  }
 };
 
 } // namespace
 
 TEST_P(UNetParity, PlainForwardMatchesDiffusers) {
   const DType dt = dtype();
-  kernels::Kernels k(device());
+  kernels::Kernels k(device(), tuning());
   ModelFolder folder = ModelFolder::open(set().model_dir());
   nets::UNet unet(k, folder, dt);
+  expect_conv_form(unet);
   test::GoldenFile g(set().golden_dir(), "unet.safetensors");
   for (const char* t : {"999", "35"}) {
     SCOPED_TRACE(std::string("t = ") + t);
@@ -90,9 +108,10 @@ TEST_P(UNetParity, PlainForwardMatchesDiffusers) {
 
 TEST_P(UNetParity, ReferenceAttentionMatchesRefOnlyNoisedUNet) {
   const DType dt = dtype();
-  kernels::Kernels k(device());
+  kernels::Kernels k(device(), tuning());
   ModelFolder folder = ModelFolder::open(set().model_dir());
   nets::UNet unet(k, folder, dt);
+  expect_conv_form(unet);
   test::GoldenFile g(set().golden_dir(), "unet_ref.safetensors");
   Tensor ref_in = upload_nchw(device(), dt, g.at("ref_input"), "ref_input");
   Tensor main_in = upload_nchw(device(), dt, g.at("main_input"), "main_input");
@@ -118,8 +137,10 @@ TEST_P(UNetParity, ReferenceAttentionMatchesRefOnlyNoisedUNet) {
 
 INSTANTIATE_TEST_SUITE_P(Models, UNetParity,
                          ::testing::Combine(::testing::Values(kV12Topology, kTwoTransformerLayers),
-                                            ::testing::Values(DType::F32, DType::F16)),
+                                            ::testing::Values(DType::F32, DType::F16),
+                                            ::testing::Values(Tuning::ConvWinograd::Off, Tuning::ConvWinograd::On)),
                          [](const auto& param_info) {
                            return std::string(std::get<0>(param_info.param).name) + "_" +
-                                  dtype_name(std::get<1>(param_info.param));
+                                  dtype_name(std::get<1>(param_info.param)) +
+                                  (std::get<2>(param_info.param) == Tuning::ConvWinograd::On ? "_winograd" : "");
                          });

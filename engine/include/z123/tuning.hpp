@@ -77,6 +77,14 @@ struct Tuning {
   // that the main queue does not idle while the host wakes up and submits (pipeline/step_program).
   bool main_presubmit = true;
 
+  // Z123_CONV_WINOGRAD=auto|on|off: the UNet's 3x3 stride-1 convs outside its innermost level by
+  // Winograd's F(2x2, 3x3) (kernels/winograd.hpp: 2.25 times fewer multiplies, two memory-bound
+  // transforms, weights 16/9 the size). auto: where the GEMMs take the tiled portable kernel (GPUs
+  // without usable matrix units), in the normal memory layout; on: wherever the GEMM route has
+  // grouped weights (the portable kernels: lavapipe's tests); off: never. bench/NOTES.md session 22.
+  enum class ConvWinograd { Auto, On, Off };
+  ConvWinograd conv_winograd = ConvWinograd::Auto;
+
   // Z123_NO_PIPELINE_CACHE=1: no pipeline cache file is read or written.
   bool no_pipeline_cache = false;
   // Z123_PIPELINE_REPORT_DIR=DIR: default of vk::DeviceOptions::pipeline_report_dir.

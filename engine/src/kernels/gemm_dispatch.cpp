@@ -398,6 +398,10 @@ bool gemm_uses_tiled_portable(const Kernels& kernels, DType dtype, uint32_t n, b
          portable_kernel(kernels, dtype) != PortableGemm::Plain && !raw_f32 && n >= kTiledMinN;
 }
 
+bool gemm_groups_weights(const Kernels& kernels, DType dtype, uint32_t n) {
+  return !gemm_uses_coopmat2(kernels, dtype, n) && !gemm_uses_coopmat(kernels, dtype);
+}
+
 bool gemm_fuses_geglu(const Kernels& kernels, DType dtype, uint32_t n) {
   return n > 0 && n % 32 == 0 && !gemm_uses_tiled_portable(kernels, dtype, n, false);
 }
@@ -487,6 +491,11 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
       throw unsupported(std::string(op) + ": " + t->describe() + " has 2^31 or more elements");
 
   GemmPush push = p.geometry;
+  if (push.w_group_rows != 0 &&
+      (p.conv || p.raw_f32 || p.geglu || !gemm_groups_weights(kernels, x.dtype, push.N) ||
+       push.w_group_rows % kGroupRowAlign != 0 || push.M % push.w_group_rows != 0))
+    throw unsupported(std::string(op) + ": grouped weights need the portable kernels and whole groups of a multiple of " +
+                      std::to_string(kGroupRowAlign) + " rows");
   if (push.M == 0 || push.N == 0) return;
   push.flags = (p.bias ? kFlagBias : 0) | (p.residual ? kFlagResidual : 0) |
                ((p.geglu ? kActGeglu : static_cast<uint32_t>(p.act)) << kActShift);
@@ -498,6 +507,7 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   uint32_t gy = 0, gz = 0;
   // The profile label's detail: the problem and its epilogue ("19200x320x1280+bias+res").
   const std::string shape = std::to_string(push.M) + "x" + std::to_string(push.N) + "x" + std::to_string(push.K) +
+                            (push.w_group_rows ? "x" + std::to_string(push.M / push.w_group_rows) + "g" : "") +
                             (p.bias ? "+bias" : "") + (p.residual ? "+res" : "") +
                             (p.geglu                   ? "+geglu"
                              : p.act == Epilogue::Gelu ? "+gelu"

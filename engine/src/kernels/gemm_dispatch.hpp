@@ -22,8 +22,9 @@ struct GemmPush {
   uint32_t m_groups_y = 0;
   uint32_t H = 0, W = 0, Cin = 0, Ho = 0, Wo = 0, KH = 1, KW = 1, stride = 1, pad_top = 0, pad_left = 0, upsample = 1;
   uint32_t k_chunk = 0; // split K (coopmat kernels): K elements per workgroup z; 0 = no split
+  uint32_t w_group_rows = 0; // grouped weights (kernels::linear_grouped); 0 = off
 };
-static_assert(sizeof(GemmPush) == 17 * 4, "push block layout changed");
+static_assert(sizeof(GemmPush) == 18 * 4, "push block layout changed");
 
 struct GemmProblem {
   const Tensor* x = nullptr;
@@ -35,6 +36,8 @@ struct GemmProblem {
   bool conv = false;
   bool raw_f32 = false; // y is F32 and gets the raw sums (matmul_f32): no epilogue
   bool geglu = false;   // kernels::linear_geglu: y [M, N / 2] = value * gelu(gate), K unsplit
+  // kernels::linear_grouped: rows in groups of geometry.w_group_rows, each with its own weights
+  // (the portable kernels only: gemm_groups_weights).
   GemmPush geometry;    // M, N, K and (conv) the geometry fields; flags/m_groups_y are filled in
 };
 
@@ -47,6 +50,13 @@ GemmProblem make_gemm_problem(const char* op, const Tensor& x, const Tensor& w, 
 // portable and the cooperative-matrix kernels have it (F % 16 == 0); the tiled portable one does
 // not (where it runs, the UNet projects and gates in two passes).
 bool gemm_fuses_geglu(const Kernels& kernels, DType dtype, uint32_t n);
+// Whether record_gemm runs grouped-weight problems (kernels::linear_grouped) for this dtype and N
+// on this context: the portable kernels (plain and tiled) have the grouped weight loader, the
+// cooperative-matrix ones do not.
+bool gemm_groups_weights(const Kernels& kernels, DType dtype, uint32_t n);
+// Row tiles of every kernel that may run a grouped problem divide this: its groups' row counts
+// must be multiples of it.
+constexpr uint32_t kGroupRowAlign = 128;
 // Whether this context sends problems of this dtype to the cooperative-matrix kernel.
 bool gemm_uses_coopmat(const Kernels& kernels, DType dtype);
 // Whether it sends problems of this dtype and output width n to the NV cooperative matrix 2

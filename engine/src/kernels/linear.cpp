@@ -67,6 +67,33 @@ void matmul_f32(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Ten
   detail::record_gemm(kernels, rec, "matmul_f32", p);
 }
 
+bool linear_grouped_runs(const Kernels& kernels, DType dtype, int64_t n) {
+  return n > 0 && n < (int64_t{1} << 31) && detail::gemm_groups_weights(kernels, dtype, static_cast<uint32_t>(n));
+}
+
+int64_t linear_group_row_align() { return detail::kGroupRowAlign; }
+
+void linear_grouped(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& w, const Tensor& y) {
+  const char* op = "linear_grouped";
+  if (x.shape.size() != 2) throw invalid_argument(std::string(op) + ": x " + x.describe() + " must be [G * R, K]");
+  if (w.shape.size() != 3 || w.dim(2) != x.dim(1) || w.dim(1) < 1 || x.dim(0) % w.dim(1) != 0)
+    throw invalid_argument(std::string(op) + ": weight " + w.describe() + " must be [N, G, K] with x " + x.describe() +
+                           " = [G * R, K]");
+  const int64_t groups = w.dim(1), rows = x.dim(0) / groups;
+  if (rows % linear_group_row_align() != 0)
+    throw invalid_argument(std::string(op) + ": " + std::to_string(rows) + " rows per group is not a multiple of " +
+                           std::to_string(linear_group_row_align()));
+  if (!linear_grouped_runs(kernels, x.dtype, w.dim(0)))
+    throw unsupported(std::string(op) + ": grouped weights run on the portable GEMM kernels only (linear_grouped_runs)");
+  detail::GemmProblem p =
+      detail::make_gemm_problem(op, x, w, nullptr, y, Epilogue::None, nullptr, {x.dim(0), w.dim(0)});
+  p.geometry.M = static_cast<uint32_t>(x.dim(0));
+  p.geometry.N = static_cast<uint32_t>(w.dim(0));
+  p.geometry.K = static_cast<uint32_t>(x.dim(1));
+  p.geometry.w_group_rows = static_cast<uint32_t>(rows);
+  detail::record_gemm(kernels, rec, op, p);
+}
+
 std::string gemm_route(const Kernels& kernels, DType dtype) { return detail::describe_route(kernels, dtype); }
 
 } // namespace z123::kernels

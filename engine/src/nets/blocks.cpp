@@ -9,6 +9,7 @@
 #include "z123/kernels/elementwise.hpp"
 #include "z123/kernels/linear.hpp"
 #include "z123/kernels/norm.hpp"
+#include "z123/kernels/winograd.hpp"
 
 namespace z123::nets {
 
@@ -17,12 +18,25 @@ using namespace z123::kernels;
 Tensor conv(NetContext& c, const std::string& prefix, const Tensor& x, int64_t cout, int stride, int pad_tl, int pad_br,
             int upsample, const Tensor* residual, const Tensor* bias) {
   const Tensor& w = c.w.at(prefix + ".weight");
+  const Tensor* b = bias ? bias : c.w.find(prefix + ".bias");
+  if (w.shape.size() == 3) { // Winograd form [Cout, 16, Cin] (Weights; nets::UNet chose it)
+    if (stride != 1 || pad_tl != 1 || pad_br != 1 || w.dim(0) != cout)
+      throw internal_error(prefix + ": a Winograd-form weight on a conv other than 3x3, stride 1, padding 1");
+    const WinogradTiling t = winograd_tiling(x, upsample);
+    Tensor y = c.ws.acquire(x.dtype, {t.B, t.Ho, t.Wo, cout}, prefix);
+    Tensor v = c.ws.acquire(x.dtype, {16 * t.rows, x.dim(3)}, prefix + ".winograd_in");
+    Tensor m = c.ws.acquire(x.dtype, {16 * t.rows, cout}, prefix + ".winograd_products");
+    conv2d_winograd(c.k, c.rec, x, w, b, y, upsample, residual, v, m);
+    c.ws.release(v);
+    c.ws.release(m);
+    return y;
+  }
   Conv2dParams p{stride, pad_tl, pad_tl, pad_br, pad_br, upsample};
   std::vector<int64_t> shape = conv2d_output_shape(x, w, p);
   if (shape.back() != cout)
     throw internal_error(prefix + ": conv produces " + std::to_string(shape.back()) + " channels");
   Tensor y = c.ws.acquire(x.dtype, shape, prefix);
-  conv2d(c.k, c.rec, x, w, bias ? bias : c.w.find(prefix + ".bias"), y, p, Epilogue::None, residual);
+  conv2d(c.k, c.rec, x, w, b, y, p, Epilogue::None, residual);
   return y;
 }
 

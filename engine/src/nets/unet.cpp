@@ -1,6 +1,7 @@
 #include "z123/nets/unet.hpp"
 
 #include <cmath>
+#include <set>
 
 #include "z123/error.hpp"
 #include "z123/kernels/attention.hpp"
@@ -8,6 +9,7 @@
 #include "z123/kernels/elementwise.hpp"
 #include "z123/kernels/linear.hpp"
 #include "z123/kernels/norm.hpp"
+#include "z123/kernels/winograd.hpp"
 #include "z123/nets/blocks.hpp"
 
 namespace z123::nets {
@@ -61,6 +63,35 @@ void project_context(Kernels& k, vk::Recording& rec, const Weights& w, const Ten
                      const Tensor& keys, const Tensor& values) {
   linear(k, rec, ctx, w.at(attn2 + ".to_k.weight"), nullptr, keys);
   linear(k, rec, ctx, w.at(attn2 + ".to_v.weight"), nullptr, values);
+}
+
+// The 3x3 conv weights stored in Winograd form (nets::conv then takes kernels::conv2d_winograd):
+// the resnets' convs and the upsamplers' outside the innermost level, where the route is chosen
+// (kernels::winograd_chosen; under Tuning's auto, not in the low-memory layout, whose weights take
+// turns with the activations: Winograd's are 16/9 the size). The innermost level is left out
+// because the reference pass runs it on 8 x 8 latents: 32 tiles padded to a group of 128 rows
+// make 16 x 128 product rows against the direct conv's 9 x 128, where every outer level
+// (and the main pass's innermost one) has 0.44-0.76 times the direct conv's multiplies.
+std::set<std::string> winograd_convs(const Kernels& k, const UNetLayout& layout, size_t levels, DType storage,
+                                     const WeightPlacement& placement) {
+  std::set<std::string> out;
+  if (placement.take_turns && k.tuning().conv_winograd == Tuning::ConvWinograd::Auto) return out;
+  const auto take = [&](const std::string& weight, int64_t cin, int64_t cout) {
+    if (winograd_chosen(k, storage, cin, cout)) out.insert(weight);
+  };
+  const auto take_resnet = [&](const ResnetDecl& r) {
+    take(r.prefix + ".conv1.weight", r.in_channels, r.out_channels);
+    take(r.prefix + ".conv2.weight", r.out_channels, r.out_channels);
+  };
+  for (size_t i = 0; i < layout.down.size() && i + 1 < levels; ++i)
+    for (const UNetLayerDecl& layer : layout.down[i].layers) take_resnet(layer.resnet);
+  for (size_t j = 0; j < layout.up.size(); ++j) {
+    const UNetBlockDecl& block = layout.up[j];
+    if (j > 0) // up[j] runs at level levels - 1 - j
+      for (const UNetLayerDecl& layer : block.layers) take_resnet(layer.resnet);
+    if (block.resampler) take(*block.resampler + ".weight", block.channels, block.channels); // output: level - 1
+  }
+  return out;
 }
 
 } // namespace
@@ -203,7 +234,7 @@ UNet::UNet(Kernels& kernels, const ModelFolder& folder, DType storage, WeightUpl
            WeightPlacement placement)
     : k_(kernels), config_(folder.configs().unet), layout_(unet_layout(config_)),
       weights_(kernels.device(), folder, ModelModule::Unet, storage, placement, deferred,
-               fused_self_attention(layout_)) {}
+               fused_self_attention(layout_), winograd_convs(kernels, layout_, config_.levels(), storage, placement)) {}
 
 std::vector<float> UNet::timestep_frequencies(float t) const {
   const int dim = config_.block_out_channels[0];

@@ -7,6 +7,8 @@
 #include <set>
 
 #include "z123/error.hpp"
+#include "z123/half.hpp"
+#include "z123/kernels/winograd.hpp"
 #include "z123/vk/uploader.hpp"
 
 namespace z123::nets {
@@ -52,7 +54,8 @@ void WeightUploads::run(vk::Device& device) {
 }
 
 Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule module, DType storage,
-                 WeightPlacement placement, WeightUploads* deferred, const std::vector<FusedWeight>& fused)
+                 WeightPlacement placement, WeightUploads* deferred, const std::vector<FusedWeight>& fused,
+                 const std::set<std::string>& winograd)
     : module_(module), storage_(storage) {
   const SafetensorsFile& file = folder.weights(module);
   std::vector<ExpectedTensor> expected = expected_tensors(module, folder.configs());
@@ -114,9 +117,34 @@ Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule modu
     auto placed = tensors_.emplace(key, std::move(t));
     if (placement.take_turns) restore_order_.push_back(&placed.first->second);
   };
+  for (const std::string& name : winograd) {
+    auto it = by_name.find(name);
+    if (it == by_name.end() || it->second->shape.size() != 4 || it->second->shape[2] != 3 || it->second->shape[3] != 3)
+      throw internal_error(name + ": not a 3x3 conv weight of " + module_name(module) + " (Winograd form)");
+  }
   for (const ExpectedTensor& e : expected) {
     if (fused_part.count(e.name)) continue;
     const TensorView& view = file.at(report.stored_names.at(e.name));
+    if (winograd.count(e.name)) {
+      // [Cout, 16, Cin], transformed per output channel from its [Cin, 3, 3] values in fp32.
+      const uint64_t cin = static_cast<uint64_t>(e.shape[1]), row = cin * 9, out_row = cin * 16;
+      place(e.name, {e.shape[0], 16, e.shape[1]}, out_row * es,
+            [&view, storage, cin, row, out_row, es](std::byte* out, uint64_t first, uint64_t count) {
+              std::vector<float> taps(row), u(out_row);
+              for (uint64_t o = first / es / out_row, end = (first + count) / es / out_row; o < end; ++o) {
+                convert_range_to_f32(view, o * row, 1, taps);
+                kernels::winograd_weight_row(taps.data(), static_cast<int64_t>(cin), u.data());
+                if (storage == DType::F16) {
+                  auto* h = reinterpret_cast<uint16_t*>(out);
+                  for (uint64_t i = 0; i < out_row; ++i) h[i] = f32_to_f16(u[i]);
+                } else {
+                  std::memcpy(out, u.data(), out_row * sizeof(float));
+                }
+                out += out_row * es;
+              }
+            });
+      continue;
+    }
     const bool conv = e.shape.size() == 4;
     // Convolution weights live in the kernels' [out, kh, kw, in] layout on the device.
     std::vector<int64_t> shape = conv ? std::vector<int64_t>{e.shape[0], e.shape[2], e.shape[3], e.shape[1]} : e.shape;

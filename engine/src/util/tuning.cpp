@@ -90,6 +90,9 @@ Tuning Tuning::from_environment() {
       choice<RQ>("Z123_REFERENCE_QUEUE", {{"auto", RQ::Auto}, {"off", RQ::Off}, {"shared", RQ::Shared}}, RQ::Auto);
   t.main_presubmit = flag("Z123_MAIN_PRESUBMIT", true);
 
+  using CW = ConvWinograd;
+  t.conv_winograd = choice<CW>("Z123_CONV_WINOGRAD", {{"auto", CW::Auto}, {"on", CW::On}, {"off", CW::Off}}, CW::Auto);
+
   t.no_pipeline_cache = flag("Z123_NO_PIPELINE_CACHE");
   if (const char* v = env("Z123_PIPELINE_REPORT_DIR")) t.pipeline_report_dir = v;
   return t;

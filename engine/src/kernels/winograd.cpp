@@ -1,0 +1,155 @@
+#include "z123/kernels/winograd.hpp"
+
+#include <string>
+
+#include "kernels/gemm_dispatch.hpp"
+#include "kernels/grid.hpp"
+#include "kernels/shader_names.hpp"
+#include "z123/error.hpp"
+#include "z123/kernels/linear.hpp"
+
+namespace z123::kernels {
+namespace {
+
+constexpr int kTaps = 3, kProducts = 16;
+constexpr uint32_t kThreads = 256; // local_size_x of shaders/winograd.comp
+
+// Mirror the push blocks of shaders/winograd.comp.
+struct InputPush {
+  uint32_t B, H, W, C4, up, th, tw, rows;
+};
+struct OutputPush {
+  uint32_t B, Ho, Wo, N4, th, tw, rows, flags;
+};
+
+uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
+
+void check_count(const char* op, const Tensor& t) {
+  if (t.numel() >= (int64_t{1} << 31))
+    throw unsupported(std::string(op) + ": " + t.describe() + " has 2^31 or more elements");
+}
+
+void check_not_sharing(const char* op, const Tensor& out, std::initializer_list<const Tensor*> ins) {
+  for (const Tensor* in : ins)
+    if (in && in->buffer == out.buffer)
+      throw invalid_argument(std::string(op) + ": output " + out.describe() + " aliases input " + in->describe());
+}
+
+} // namespace
+
+WinogradTiling winograd_tiling(const Tensor& x, int upsample) {
+  if (x.shape.size() != 4 || x.numel() == 0)
+    throw invalid_argument("winograd: input " + x.describe() + " must be NHWC [B, H, W, C], not empty");
+  if (upsample != 1 && upsample != 2)
+    throw invalid_argument("winograd: upsampling by " + std::to_string(upsample) + " (1 or 2 supported)");
+  WinogradTiling t;
+  t.B = x.dim(0);
+  t.Ho = x.dim(1) * upsample;
+  t.Wo = x.dim(2) * upsample;
+  t.th = (t.Ho + 1) / 2;
+  t.tw = (t.Wo + 1) / 2;
+  t.tiles = t.B * t.th * t.tw;
+  const int64_t align = linear_group_row_align();
+  t.rows = (t.tiles + align - 1) / align * align;
+  return t;
+}
+
+bool winograd_runs(const Kernels& kernels, DType dtype, int64_t cin, int64_t cout) {
+  return cin > 0 && cout > 0 && cin % 4 == 0 && cout % 4 == 0 && linear_grouped_runs(kernels, dtype, cout);
+}
+
+bool winograd_chosen(const Kernels& kernels, DType dtype, int64_t cin, int64_t cout) {
+  using CW = Tuning::ConvWinograd;
+  const CW mode = kernels.tuning().conv_winograd;
+  if (mode == CW::Off || !winograd_runs(kernels, dtype, cin, cout)) return false;
+  return mode == CW::On || detail::gemm_uses_tiled_portable(kernels, dtype, static_cast<uint32_t>(cout), false);
+}
+
+void winograd_input(Kernels& kernels, vk::Recording& rec, const Tensor& x, int upsample, const Tensor& v) {
+  const char* op = "winograd_input";
+  const WinogradTiling t = winograd_tiling(x, upsample);
+  const int64_t C = x.dim(3);
+  if (C % 4 != 0) throw invalid_argument(std::string(op) + ": " + x.describe() + ": channels not a multiple of 4");
+  expect_shape(op, "v", v, {kProducts * t.rows, C});
+  expect_same_dtype(op, x, v);
+  check_not_sharing(op, v, {&x});
+  check_count(op, v);
+  InputPush p{u32(t.B), u32(x.dim(1)), u32(x.dim(2)), u32(C / 4), u32(upsample), u32(t.th), u32(t.tw), u32(t.rows)};
+  const vk::Pipeline& pipe = kernels.pipeline(variant("winograd_input", x.dtype), 2, sizeof p, {});
+  Grid g = wrap_grid(div_up(t.rows * (C / 4), int64_t{kThreads}));
+  rec.dispatch(pipe, {vk::in(x.buf()), vk::out(v.buf())}, &p, sizeof p, g.x, g.y, 1,
+               shape_string(x.shape) + (upsample > 1 ? " up " + std::to_string(upsample) : ""));
+}
+
+void winograd_output(Kernels& kernels, vk::Recording& rec, const Tensor& m, const Tensor* bias, const Tensor* residual,
+                     const Tensor& y) {
+  const char* op = "winograd_output";
+  if (y.shape.size() != 4 || y.numel() == 0)
+    throw invalid_argument(std::string(op) + ": y " + y.describe() + " must be NHWC [B, Ho, Wo, C], not empty");
+  const int64_t N = y.dim(3);
+  if (N % 4 != 0) throw invalid_argument(std::string(op) + ": " + y.describe() + ": channels not a multiple of 4");
+  WinogradTiling t = winograd_tiling(y, 1); // the tiles of the output itself
+  expect_shape(op, "m", m, {kProducts * t.rows, N});
+  if (bias) expect_shape(op, "bias", *bias, {N});
+  if (residual) expect_shape(op, "residual", *residual, y.shape);
+  for (const Tensor* in : {&m, bias, residual})
+    if (in) expect_same_dtype(op, *in, y);
+  check_not_sharing(op, y, {&m, bias, residual});
+  check_count(op, m);
+  OutputPush p{u32(t.B), u32(t.Ho), u32(t.Wo), u32(N / 4), u32(t.th), u32(t.tw), u32(t.rows),
+               (bias ? 1u : 0u) | (residual ? 2u : 0u)};
+  const vk::Pipeline& pipe = kernels.pipeline(variant("winograd_output", y.dtype), 4, sizeof p, {});
+  Grid g = wrap_grid(div_up(t.tiles * (N / 4), int64_t{kThreads}));
+  rec.dispatch(pipe,
+               {vk::in(m.buf()), vk::in(bias ? bias->buf() : m.buf()), vk::in(residual ? residual->buf() : m.buf()),
+                vk::out(y.buf())},
+               &p, sizeof p, g.x, g.y, 1,
+               shape_string(y.shape) + (bias ? "+bias" : "") + (residual ? "+res" : ""));
+}
+
+void conv2d_winograd(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& u, const Tensor* bias,
+                     const Tensor& y, int upsample, const Tensor* residual, const Tensor& v, const Tensor& m) {
+  const char* op = "conv2d_winograd";
+  const WinogradTiling t = winograd_tiling(x, upsample);
+  if (u.shape.size() != 3 || u.dim(1) != kProducts || u.dim(2) != x.dim(3))
+    throw invalid_argument(std::string(op) + ": weight " + u.describe() + " must be [Cout, 16, " +
+                           std::to_string(x.dim(3)) + "] (conv_weight_to_winograd)");
+  expect_shape(op, "y", y, {t.B, t.Ho, t.Wo, u.dim(0)});
+  if (!winograd_runs(kernels, x.dtype, x.dim(3), u.dim(0)))
+    throw unsupported(std::string(op) + ": " + u.describe() + " on this route (winograd_runs)");
+  winograd_input(kernels, rec, x, upsample, v);
+  linear_grouped(kernels, rec, v, u, m);
+  winograd_output(kernels, rec, m, bias, residual, y);
+}
+
+void winograd_weight_row(const float* taps, int64_t cin, float* out) {
+  // G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1]
+  static constexpr double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  for (int64_t c = 0; c < cin; ++c) {
+    const float* g = taps + c * kTaps * kTaps;
+    double gg[4][3]; // G g
+    for (int a = 0; a < 4; ++a)
+      for (int j = 0; j < kTaps; ++j) {
+        gg[a][j] = 0;
+        for (int i = 0; i < kTaps; ++i) gg[a][j] += G[a][i] * g[i * kTaps + j];
+      }
+    for (int a = 0; a < 4; ++a)
+      for (int b = 0; b < 4; ++b) {
+        double s = 0;
+        for (int j = 0; j < kTaps; ++j) s += gg[a][j] * G[b][j];
+        out[(a * 4 + b) * cin + c] = static_cast<float>(s);
+      }
+  }
+}
+
+std::vector<float> conv_weight_to_winograd(const std::vector<float>& oihw, int64_t cout, int64_t cin) {
+  if (cout < 0 || cin < 0 || static_cast<int64_t>(oihw.size()) != cout * cin * kTaps * kTaps)
+    throw invalid_argument("conv_weight_to_winograd: " + std::to_string(oihw.size()) + " values do not form [" +
+                           std::to_string(cout) + ", " + std::to_string(cin) + ", 3, 3]");
+  std::vector<float> out(static_cast<size_t>(cout * kProducts * cin));
+  for (int64_t o = 0; o < cout; ++o)
+    winograd_weight_row(oihw.data() + o * cin * kTaps * kTaps, cin, out.data() + o * kProducts * cin);
+  return out;
+}
+
+} // namespace z123::kernels

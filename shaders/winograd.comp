@@ -1,0 +1,120 @@
+#version 450
+// Winograd F(2x2, 3x3) transforms around a grouped GEMM (kernels/winograd.hpp): a 3x3 conv with
+// stride 1 and padding 1 computes each 2 x 2 block of outputs (a tile) from the 4 x 4 input
+// patch around it as 16 elementwise products, which summed over the input channels are 16 GEMMs
+// of tiles x Cin by Cin x Cout: 2.25 times fewer multiplies than the 9 taps of the direct conv.
+//   input:  V[xi][t][c] = (Bᵀ d B)[a][b],  xi = 4 a + b,  d the 4 x 4 patch of tile t
+//   GEMM:   M[xi][t][o] = sum_c V[xi][t][c] U[o][xi][c]  (U = G g Gᵀ, conv_weight_to_winograd)
+//   output: y[2 ty + p][2 tx + q][o] = (Aᵀ M A)[p][q] + bias[o] + residual
+// with Bᵀ = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1] and Aᵀ = [1 1 1 0; 0 1 -1 -1]. The patch of
+// tile (ty, tx) starts at row 2 ty - 1 and column 2 tx - 1 of the (upsampled) input: the padding.
+// V and M hold `rows` (>= tiles, a multiple of the GEMM's row tiles) rows per xi; the input
+// transform writes zeros past the last tile, the output transform never reads them.
+// One invocation moves 4 channels of one tile (vec4 loads along C, coalesced across the
+// workgroup); the transforms are adds and subtracts in fp32, rounded once to the storage type.
+// Defines: WINO_INPUT or WINO_OUTPUT, DTYPE_F16.
+#extension GL_EXT_control_flow_attributes : require
+#include "common/types.glsl"
+
+layout(local_size_x = 256) in;
+
+#ifdef WINO_INPUT
+layout(std430, binding = 0) readonly buffer X { STORE_T4 x[]; }; // [B, H, W, C]
+layout(std430, binding = 1) writeonly buffer V { STORE_T4 v[]; }; // [16, rows, C]
+layout(push_constant) uniform Push {
+  uint B, H, W;  // x as stored
+  uint C4;       // channels / 4
+  uint up;       // nearest upsampling fused into the read (Upsample2D's conv): 1 or 2
+  uint th, tw;   // tiles down and across the (upsampled) image
+  uint rows;     // rows per xi in V
+} pc;
+
+void main() {
+  const uint i = gl_WorkGroupID.y * gl_NumWorkGroups.x * 256u + gl_WorkGroupID.x * 256u + gl_LocalInvocationID.x;
+  if (i >= pc.rows * pc.C4) return;
+  const uint t = i / pc.C4, c4 = i - t * pc.C4;
+  const uint tiles = pc.B * pc.th * pc.tw;
+  vec4 d[4][4];
+  if (t < tiles) {
+    const uint b = t / (pc.th * pc.tw), r = t - b * pc.th * pc.tw;
+    const uint ty = r / pc.tw, tx = r - ty * pc.tw;
+    const int hu = int(pc.H * pc.up), wu = int(pc.W * pc.up);
+    [[unroll]] for (int iy = 0; iy < 4; ++iy)
+      [[unroll]] for (int ix = 0; ix < 4; ++ix) {
+        const int yy = int(2u * ty) - 1 + iy, xx = int(2u * tx) - 1 + ix;
+        d[iy][ix] = yy >= 0 && yy < hu && xx >= 0 && xx < wu
+                        ? vec4(x[((b * pc.H + uint(yy) / pc.up) * pc.W + uint(xx) / pc.up) * pc.C4 + c4])
+                        : vec4(0.0);
+      }
+  } else {
+    [[unroll]] for (int iy = 0; iy < 4; ++iy)
+      [[unroll]] for (int ix = 0; ix < 4; ++ix) d[iy][ix] = vec4(0.0);
+  }
+  // Bᵀ d: along the patch's rows, for each column.
+  vec4 e[4][4];
+  [[unroll]] for (int ix = 0; ix < 4; ++ix) {
+    e[0][ix] = d[0][ix] - d[2][ix];
+    e[1][ix] = d[1][ix] + d[2][ix];
+    e[2][ix] = d[2][ix] - d[1][ix];
+    e[3][ix] = d[1][ix] - d[3][ix];
+  }
+  // (Bᵀ d) B: along the columns.
+  const uint plane = pc.rows * pc.C4; // one xi
+  const uint at = t * pc.C4 + c4;
+  [[unroll]] for (uint a = 0; a < 4u; ++a) {
+    v[(4u * a + 0u) * plane + at] = STORE_T4(e[a][0] - e[a][2]);
+    v[(4u * a + 1u) * plane + at] = STORE_T4(e[a][1] + e[a][2]);
+    v[(4u * a + 2u) * plane + at] = STORE_T4(e[a][2] - e[a][1]);
+    v[(4u * a + 3u) * plane + at] = STORE_T4(e[a][1] - e[a][3]);
+  }
+}
+#endif
+
+#ifdef WINO_OUTPUT
+layout(std430, binding = 0) readonly buffer M { STORE_T4 m[]; };        // [16, rows, N]
+layout(std430, binding = 1) readonly buffer Bias { STORE_T4 bias[]; };  // [N]
+layout(std430, binding = 2) readonly buffer Res { STORE_T4 residual[]; }; // y's shape
+layout(std430, binding = 3) writeonly buffer Y { STORE_T4 y[]; };      // [B, Ho, Wo, N]
+layout(push_constant) uniform Push {
+  uint B, Ho, Wo;
+  uint N4;     // output channels / 4
+  uint th, tw; // tiles down and across
+  uint rows;   // rows per xi in M
+  uint flags;  // 1: bias, 2: residual
+} pc;
+
+void main() {
+  const uint i = gl_WorkGroupID.y * gl_NumWorkGroups.x * 256u + gl_WorkGroupID.x * 256u + gl_LocalInvocationID.x;
+  const uint tiles = pc.B * pc.th * pc.tw;
+  if (i >= tiles * pc.N4) return;
+  const uint t = i / pc.N4, n4 = i - t * pc.N4;
+  const uint plane = pc.rows * pc.N4, at = t * pc.N4 + n4;
+  // Aᵀ M: along xi's first index, for each second index.
+  vec4 s[2][4];
+  [[unroll]] for (uint b = 0; b < 4u; ++b) {
+    vec4 m0 = vec4(m[b * plane + at]), m1 = vec4(m[(4u + b) * plane + at]);
+    vec4 m2 = vec4(m[(8u + b) * plane + at]), m3 = vec4(m[(12u + b) * plane + at]);
+    s[0][b] = m0 + m1 + m2;
+    s[1][b] = m1 - m2 - m3;
+  }
+  const uint bi = t / (pc.th * pc.tw), r = t - bi * pc.th * pc.tw;
+  const uint ty = r / pc.tw, tx = r - ty * pc.tw;
+  const vec4 add = (pc.flags & 1u) != 0u ? vec4(bias[n4]) : vec4(0.0);
+  [[unroll]] for (uint p = 0; p < 2u; ++p) {
+    const uint oy = 2u * ty + p;
+    if (oy >= pc.Ho) continue;
+    // (Aᵀ M) A: along the second index.
+    vec4 out2[2];
+    out2[0] = s[p][0] + s[p][1] + s[p][2];
+    out2[1] = s[p][1] - s[p][2] - s[p][3];
+    [[unroll]] for (uint q = 0; q < 2u; ++q) {
+      const uint ox = 2u * tx + q;
+      if (ox >= pc.Wo) continue;
+      const uint o = ((bi * pc.Ho + oy) * pc.Wo + ox) * pc.N4 + n4;
+      vec4 val = out2[q] + add;
+      if ((pc.flags & 2u) != 0u) val += vec4(residual[o]);
+      y[o] = STORE_T4(val);
+    }
+  }
+}
+#endif
