@@ -128,9 +128,10 @@ protected:
     Tensor x = test::device_tensor(device(), dt, {s.B, s.H, s.W, s.Cin}, xv, "x");
     Tensor u = test::device_tensor(device(), dt, {s.Cout, 16, s.Cin},
                                    kernels::conv_weight_to_winograd(w_oihw, s.Cout, s.Cin), "u");
-    const kernels::WinogradTiling t = kernels::winograd_tiling(x, s.up);
+    const kernels::WinogradTiling t = kernels::winograd_tiling(*kernels_, x, s.up, s.Cout);
     EXPECT_EQ(t.tiles, s.B * ((Ho + 1) / 2) * ((Wo + 1) / 2));
-    EXPECT_EQ(t.rows % kernels::linear_group_row_align(), 0);
+    EXPECT_EQ(t.rows % kernels::linear_group_row_align(*kernels_, dt, s.Cout), 0);
+    EXPECT_LT(t.rows - t.tiles, kernels::linear_group_row_align(*kernels_, dt, s.Cout));
     Tensor v = make_tensor(device(), dt, {16 * t.rows, s.Cin}, "V");
     Tensor m = make_tensor(device(), dt, {16 * t.rows, s.Cout}, "M");
     Tensor y = make_tensor(device(), dt, ys, "y");
@@ -196,7 +197,10 @@ class LinearGrouped : public test::GemmPathTest {};
 
 TEST_P(LinearGrouped, EachGroupUsesItsOwnWeights) {
   const DType dt = GetParam().dtype;
-  const int64_t G = 3, R = 2 * kernels::linear_group_row_align(), K = 40, N = 72;
+  const int64_t G = 3, K = 40, N = 72;
+  const int64_t R = kernels::linear_grouped_runs(*kernels_, dt, N)
+                        ? 2 * kernels::linear_group_row_align(*kernels_, dt, N) + (dt == DType::F16 ? 0 : 8)
+                        : 128;
   if (!kernels::linear_grouped_runs(*kernels_, dt, N)) {
     Tensor x = make_tensor(device(), dt, {G * R, K}, "x"), w = make_tensor(device(), dt, {N, G, K}, "w");
     Tensor y = make_tensor(device(), dt, {G * R, N}, "y");
@@ -234,7 +238,8 @@ TEST_P(LinearGrouped, EachGroupUsesItsOwnWeights) {
 
 TEST_P(LinearGrouped, RejectsGroupsThatAreNotWholeRowTiles) {
   const DType dt = GetParam().dtype;
-  const int64_t G = 2, R = kernels::linear_group_row_align() + 8;
+  if (!kernels::linear_grouped_runs(*kernels_, dt, 8)) GTEST_SKIP() << "no grouped GEMMs on this path";
+  const int64_t G = 2, R = kernels::linear_group_row_align(*kernels_, dt, 8) + 4;
   Tensor x = make_tensor(device(), dt, {G * R, 16}, "x"), w = make_tensor(device(), dt, {8, G, 16}, "w");
   Tensor y = make_tensor(device(), dt, {G * R, 8}, "y");
   vk::Recording rec(device());

@@ -3,8 +3,8 @@
 // pass on the noised reference latent, read pass on the main latent, two batch halves). Twice:
 // with v1.2's topology (one BasicTransformerBlock per transformer) and with two per transformer
 // (tests/data/golden-tlpb2), where the write pass must store all 32 attn1 layers before it stops.
-// Each with the 3x3 convs direct and in Winograd form (Z123_CONV_WINOGRAD=on: every conv outside
-// the innermost level through kernels::conv2d_winograd, whose roundings of the transformed inputs,
+// Each with the 3x3 convs direct and in Winograd form (Z123_CONV_WINOGRAD=on: every resnet's and
+// upsampler's conv through kernels::conv2d_winograd, whose roundings of the transformed inputs,
 // weights and products fit the same tolerances).
 // Tolerances: fp32 1e-4 relative L2 (accumulation order only); fp16 1e-2 (11-bit rounding of
 // every stored activation across ~100 stages; the fp16 target).
@@ -66,13 +66,21 @@ protected:
     t.conv_winograd = std::get<2>(GetParam());
     return t;
   }
-  // With Winograd on, the convs it takes hold their weights in its form.
+  // With Winograd on, the convs it takes hold their weights in its form; the others stay direct.
   void expect_conv_form(const nets::UNet& unet) {
-    const bool on = std::get<2>(GetParam()) == Tuning::ConvWinograd::On;
-    const std::string outer = unet.layout().down.front().layers.front().resnet.prefix + ".conv1.weight";
-    const std::string inner = unet.layout().down.back().layers.front().resnet.prefix + ".conv1.weight";
-    EXPECT_EQ(unet.weights().at(outer).shape.size(), on ? 3u : 4u) << outer;
-    EXPECT_EQ(unet.weights().at(inner).shape.size(), 4u) << inner << " (innermost level: direct)";
+    const size_t form = std::get<2>(GetParam()) == Tuning::ConvWinograd::On ? 3u : 4u;
+    for (const ResnetDecl* r : unet.layout().resnets())
+      for (const char* conv : {".conv1.weight", ".conv2.weight"})
+        EXPECT_EQ(unet.weights().at(r->prefix + conv).shape.size(), form) << r->prefix + conv;
+    for (const UNetBlockDecl& block : unet.layout().up)
+      if (block.resampler) {
+        EXPECT_EQ(unet.weights().at(*block.resampler + ".weight").shape.size(), form);
+      }
+    EXPECT_EQ(unet.weights().at("conv_in.weight").shape.size(), 4u);
+    for (const UNetBlockDecl& block : unet.layout().down)
+      if (block.resampler) {
+        EXPECT_EQ(unet.weights().at(*block.resampler + ".weight").shape.size(), 4u) << "stride 2";
+      }
   }
 };
 

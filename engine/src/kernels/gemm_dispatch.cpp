@@ -402,6 +402,14 @@ bool gemm_groups_weights(const Kernels& kernels, DType dtype, uint32_t n) {
   return !gemm_uses_coopmat2(kernels, dtype, n) && !gemm_uses_coopmat(kernels, dtype);
 }
 
+uint32_t gemm_group_row_align(const Kernels& kernels, DType dtype, uint32_t n) {
+  if (!gemm_uses_tiled_portable(kernels, dtype, n, false)) return kPortableRows; // one invocation's rows
+  // tiled_portable_tile's choice, or the larger of its two where it chooses per shape.
+  const PortableGemm kind = portable_kernel(kernels, dtype);
+  if (kind == PortableGemm::Tiled128) return kTiledTile;
+  return kind == PortableGemm::Tiled64 || kernels.portable_packed_products() ? kTiledSmallTile : kTiledTile;
+}
+
 bool gemm_fuses_geglu(const Kernels& kernels, DType dtype, uint32_t n) {
   return n > 0 && n % 32 == 0 && !gemm_uses_tiled_portable(kernels, dtype, n, false);
 }
@@ -493,9 +501,9 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   GemmPush push = p.geometry;
   if (push.w_group_rows != 0 &&
       (p.conv || p.raw_f32 || p.geglu || !gemm_groups_weights(kernels, x.dtype, push.N) ||
-       push.w_group_rows % kGroupRowAlign != 0 || push.M % push.w_group_rows != 0))
+       push.w_group_rows % gemm_group_row_align(kernels, x.dtype, push.N) != 0 || push.M % push.w_group_rows != 0))
     throw unsupported(std::string(op) + ": grouped weights need the portable kernels and whole groups of a multiple of " +
-                      std::to_string(kGroupRowAlign) + " rows");
+                      std::to_string(gemm_group_row_align(kernels, x.dtype, push.N)) + " rows");
   if (push.M == 0 || push.N == 0) return;
   push.flags = (p.bias ? kFlagBias : 0) | (p.residual ? kFlagResidual : 0) |
                ((p.geglu ? kActGeglu : static_cast<uint32_t>(p.act)) << kActShift);

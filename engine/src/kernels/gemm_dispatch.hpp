@@ -54,9 +54,9 @@ bool gemm_fuses_geglu(const Kernels& kernels, DType dtype, uint32_t n);
 // on this context: the portable kernels (plain and tiled) have the grouped weight loader, the
 // cooperative-matrix ones do not.
 bool gemm_groups_weights(const Kernels& kernels, DType dtype, uint32_t n);
-// Row tiles of every kernel that may run a grouped problem divide this: its groups' row counts
-// must be multiples of it.
-constexpr uint32_t kGroupRowAlign = 128;
+// What the row count of each group of a grouped problem of this dtype and N must be a multiple of
+// here: the row tile of the portable kernel record_gemm would run (each tile lies in one group).
+uint32_t gemm_group_row_align(const Kernels& kernels, DType dtype, uint32_t n);
 // Whether this context sends problems of this dtype to the cooperative-matrix kernel.
 bool gemm_uses_coopmat(const Kernels& kernels, DType dtype);
 // Whether it sends problems of this dtype and output width n to the NV cooperative matrix 2

@@ -71,7 +71,9 @@ bool linear_grouped_runs(const Kernels& kernels, DType dtype, int64_t n) {
   return n > 0 && n < (int64_t{1} << 31) && detail::gemm_groups_weights(kernels, dtype, static_cast<uint32_t>(n));
 }
 
-int64_t linear_group_row_align() { return detail::kGroupRowAlign; }
+int64_t linear_group_row_align(const Kernels& kernels, DType dtype, int64_t n) {
+  return detail::gemm_group_row_align(kernels, dtype, static_cast<uint32_t>(n));
+}
 
 void linear_grouped(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& w, const Tensor& y) {
   const char* op = "linear_grouped";
@@ -80,11 +82,12 @@ void linear_grouped(Kernels& kernels, vk::Recording& rec, const Tensor& x, const
     throw invalid_argument(std::string(op) + ": weight " + w.describe() + " must be [N, G, K] with x " + x.describe() +
                            " = [G * R, K]");
   const int64_t groups = w.dim(1), rows = x.dim(0) / groups;
-  if (rows % linear_group_row_align() != 0)
-    throw invalid_argument(std::string(op) + ": " + std::to_string(rows) + " rows per group is not a multiple of " +
-                           std::to_string(linear_group_row_align()));
   if (!linear_grouped_runs(kernels, x.dtype, w.dim(0)))
     throw unsupported(std::string(op) + ": grouped weights run on the portable GEMM kernels only (linear_grouped_runs)");
+  const int64_t align = linear_group_row_align(kernels, x.dtype, w.dim(0));
+  if (rows % align != 0)
+    throw invalid_argument(std::string(op) + ": " + std::to_string(rows) + " rows per group is not a multiple of " +
+                           std::to_string(align) + " (linear_group_row_align)");
   detail::GemmProblem p =
       detail::make_gemm_problem(op, x, w, nullptr, y, Epilogue::None, nullptr, {x.dim(0), w.dim(0)});
   p.geometry.M = static_cast<uint32_t>(x.dim(0));

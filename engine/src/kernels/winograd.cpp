@@ -37,19 +37,43 @@ void check_not_sharing(const char* op, const Tensor& out, std::initializer_list<
 
 } // namespace
 
-WinogradTiling winograd_tiling(const Tensor& x, int upsample) {
-  if (x.shape.size() != 4 || x.numel() == 0)
-    throw invalid_argument("winograd: input " + x.describe() + " must be NHWC [B, H, W, C], not empty");
+namespace {
+
+// The tiles of an output [B, Ho, Wo, *] (rows left 0).
+WinogradTiling tiles_of(int64_t B, int64_t Ho, int64_t Wo) {
+  WinogradTiling t;
+  t.B = B;
+  t.Ho = Ho;
+  t.Wo = Wo;
+  t.th = (Ho + 1) / 2;
+  t.tw = (Wo + 1) / 2;
+  t.tiles = B * t.th * t.tw;
+  return t;
+}
+
+void check_image(const char* op, const char* what, const Tensor& t) {
+  if (t.shape.size() != 4 || t.numel() == 0)
+    throw invalid_argument(std::string(op) + ": " + what + " " + t.describe() + " must be NHWC [B, H, W, C], not empty");
+  if (t.dim(3) % 4 != 0)
+    throw invalid_argument(std::string(op) + ": " + t.describe() + ": channels not a multiple of 4");
+}
+
+// rows of a scratch tensor [16 * rows, C] that must hold `tiles` rows per product.
+int64_t scratch_rows(const char* op, const Tensor& s, int64_t tiles, int64_t C) {
+  if (s.shape.size() != 2 || s.dim(1) != C || s.dim(0) % kProducts != 0 || s.dim(0) / kProducts < tiles)
+    throw invalid_argument(std::string(op) + ": " + s.describe() + " must be [16 * rows, " + std::to_string(C) +
+                           "] with rows >= " + std::to_string(tiles) + " tiles");
+  return s.dim(0) / kProducts;
+}
+
+} // namespace
+
+WinogradTiling winograd_tiling(const Kernels& kernels, const Tensor& x, int upsample, int64_t cout) {
+  check_image("winograd", "input", x);
   if (upsample != 1 && upsample != 2)
     throw invalid_argument("winograd: upsampling by " + std::to_string(upsample) + " (1 or 2 supported)");
-  WinogradTiling t;
-  t.B = x.dim(0);
-  t.Ho = x.dim(1) * upsample;
-  t.Wo = x.dim(2) * upsample;
-  t.th = (t.Ho + 1) / 2;
-  t.tw = (t.Wo + 1) / 2;
-  t.tiles = t.B * t.th * t.tw;
-  const int64_t align = linear_group_row_align();
+  WinogradTiling t = tiles_of(x.dim(0), x.dim(1) * upsample, x.dim(2) * upsample);
+  const int64_t align = linear_group_row_align(kernels, x.dtype, cout);
   t.rows = (t.tiles + align - 1) / align * align;
   return t;
 }
@@ -67,16 +91,17 @@ bool winograd_chosen(const Kernels& kernels, DType dtype, int64_t cin, int64_t c
 
 void winograd_input(Kernels& kernels, vk::Recording& rec, const Tensor& x, int upsample, const Tensor& v) {
   const char* op = "winograd_input";
-  const WinogradTiling t = winograd_tiling(x, upsample);
-  const int64_t C = x.dim(3);
-  if (C % 4 != 0) throw invalid_argument(std::string(op) + ": " + x.describe() + ": channels not a multiple of 4");
-  expect_shape(op, "v", v, {kProducts * t.rows, C});
+  check_image(op, "x", x);
+  if (upsample != 1 && upsample != 2)
+    throw invalid_argument(std::string(op) + ": upsampling by " + std::to_string(upsample) + " (1 or 2 supported)");
+  const WinogradTiling t = tiles_of(x.dim(0), x.dim(1) * upsample, x.dim(2) * upsample);
+  const int64_t C = x.dim(3), rows = scratch_rows(op, v, t.tiles, C);
   expect_same_dtype(op, x, v);
   check_not_sharing(op, v, {&x});
   check_count(op, v);
-  InputPush p{u32(t.B), u32(x.dim(1)), u32(x.dim(2)), u32(C / 4), u32(upsample), u32(t.th), u32(t.tw), u32(t.rows)};
+  InputPush p{u32(t.B), u32(x.dim(1)), u32(x.dim(2)), u32(C / 4), u32(upsample), u32(t.th), u32(t.tw), u32(rows)};
   const vk::Pipeline& pipe = kernels.pipeline(variant("winograd_input", x.dtype), 2, sizeof p, {});
-  Grid g = wrap_grid(div_up(t.rows * (C / 4), int64_t{kThreads}));
+  Grid g = wrap_grid(div_up(rows * (C / 4), int64_t{kThreads}));
   rec.dispatch(pipe, {vk::in(x.buf()), vk::out(v.buf())}, &p, sizeof p, g.x, g.y, 1,
                shape_string(x.shape) + (upsample > 1 ? " up " + std::to_string(upsample) : ""));
 }
@@ -84,37 +109,35 @@ void winograd_input(Kernels& kernels, vk::Recording& rec, const Tensor& x, int u
 void winograd_output(Kernels& kernels, vk::Recording& rec, const Tensor& m, const Tensor* bias, const Tensor* residual,
                      const Tensor& y) {
   const char* op = "winograd_output";
-  if (y.shape.size() != 4 || y.numel() == 0)
-    throw invalid_argument(std::string(op) + ": y " + y.describe() + " must be NHWC [B, Ho, Wo, C], not empty");
+  check_image(op, "y", y);
   const int64_t N = y.dim(3);
-  if (N % 4 != 0) throw invalid_argument(std::string(op) + ": " + y.describe() + ": channels not a multiple of 4");
-  WinogradTiling t = winograd_tiling(y, 1); // the tiles of the output itself
-  expect_shape(op, "m", m, {kProducts * t.rows, N});
+  const WinogradTiling t = tiles_of(y.dim(0), y.dim(1), y.dim(2));
+  const int64_t rows = scratch_rows(op, m, t.tiles, N);
   if (bias) expect_shape(op, "bias", *bias, {N});
   if (residual) expect_shape(op, "residual", *residual, y.shape);
   for (const Tensor* in : {&m, bias, residual})
     if (in) expect_same_dtype(op, *in, y);
   check_not_sharing(op, y, {&m, bias, residual});
   check_count(op, m);
-  OutputPush p{u32(t.B), u32(t.Ho), u32(t.Wo), u32(N / 4), u32(t.th), u32(t.tw), u32(t.rows),
+  OutputPush p{u32(t.B), u32(t.Ho), u32(t.Wo), u32(N / 4), u32(t.th), u32(t.tw), u32(rows),
                (bias ? 1u : 0u) | (residual ? 2u : 0u)};
   const vk::Pipeline& pipe = kernels.pipeline(variant("winograd_output", y.dtype), 4, sizeof p, {});
   Grid g = wrap_grid(div_up(t.tiles * (N / 4), int64_t{kThreads}));
   rec.dispatch(pipe,
                {vk::in(m.buf()), vk::in(bias ? bias->buf() : m.buf()), vk::in(residual ? residual->buf() : m.buf()),
                 vk::out(y.buf())},
-               &p, sizeof p, g.x, g.y, 1,
-               shape_string(y.shape) + (bias ? "+bias" : "") + (residual ? "+res" : ""));
+               &p, sizeof p, g.x, g.y, 1, shape_string(y.shape) + (bias ? "+bias" : "") + (residual ? "+res" : ""));
 }
 
 void conv2d_winograd(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& u, const Tensor* bias,
                      const Tensor& y, int upsample, const Tensor* residual, const Tensor& v, const Tensor& m) {
   const char* op = "conv2d_winograd";
-  const WinogradTiling t = winograd_tiling(x, upsample);
-  if (u.shape.size() != 3 || u.dim(1) != kProducts || u.dim(2) != x.dim(3))
+  if (u.shape.size() != 3 || x.shape.size() != 4 || u.dim(1) != kProducts || u.dim(2) != x.dim(3))
     throw invalid_argument(std::string(op) + ": weight " + u.describe() + " must be [Cout, 16, " +
                            std::to_string(x.dim(3)) + "] (conv_weight_to_winograd)");
-  expect_shape(op, "y", y, {t.B, t.Ho, t.Wo, u.dim(0)});
+  if (upsample != 1 && upsample != 2)
+    throw invalid_argument(std::string(op) + ": upsampling by " + std::to_string(upsample) + " (1 or 2 supported)");
+  expect_shape(op, "y", y, {x.dim(0), x.dim(1) * upsample, x.dim(2) * upsample, u.dim(0)});
   if (!winograd_runs(kernels, x.dtype, x.dim(3), u.dim(0)))
     throw unsupported(std::string(op) + ": " + u.describe() + " on this route (winograd_runs)");
   winograd_input(kernels, rec, x, upsample, v);

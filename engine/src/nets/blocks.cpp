@@ -22,7 +22,7 @@ Tensor conv(NetContext& c, const std::string& prefix, const Tensor& x, int64_t c
   if (w.shape.size() == 3) { // Winograd form [Cout, 16, Cin] (Weights; nets::UNet chose it)
     if (stride != 1 || pad_tl != 1 || pad_br != 1 || w.dim(0) != cout)
       throw internal_error(prefix + ": a Winograd-form weight on a conv other than 3x3, stride 1, padding 1");
-    const WinogradTiling t = winograd_tiling(x, upsample);
+    const WinogradTiling t = winograd_tiling(c.k, x, upsample, cout);
     Tensor y = c.ws.acquire(x.dtype, {t.B, t.Ho, t.Wo, cout}, prefix);
     Tensor v = c.ws.acquire(x.dtype, {16 * t.rows, x.dim(3)}, prefix + ".winograd_in");
     Tensor m = c.ws.acquire(x.dtype, {16 * t.rows, cout}, prefix + ".winograd_products");

@@ -54,11 +54,11 @@ bool linear_geglu_fuses(const Kernels& kernels, DType dtype, int64_t weight_rows
 // own weights w[:, g, :] (w: [N, G, K]): y[g R + r, n] = x[g R + r, :] · w[n, g, :]ᵀ, y: [G * R, N],
 // no bias, activation or residual. One dispatch for G GEMMs that share a shape (the 16 products
 // of a Winograd convolution, kernels/winograd.hpp). R must be a multiple of
-// linear_group_row_align(); only where linear_grouped_runs() (else Unsupported); InvalidArgument
-// on shape or dtype errors.
+// linear_group_row_align() (the row tile of the kernel that runs it); only where
+// linear_grouped_runs() (else Unsupported); InvalidArgument on shape or dtype errors.
 void linear_grouped(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& w, const Tensor& y);
 bool linear_grouped_runs(const Kernels& kernels, DType dtype, int64_t n);
-int64_t linear_group_row_align();
+int64_t linear_group_row_align(const Kernels& kernels, DType dtype, int64_t n);
 
 // In words, the kernels linear() and conv2d() take for this dtype on this context (what
 // zero123pp-devices prints), e.g. "khr-coopmat 16x16x16, 128 x 128 tiles (...)".

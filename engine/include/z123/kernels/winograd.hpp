@@ -18,13 +18,14 @@ namespace z123::kernels {
 
 // The tiling of one conv: x [B, H, W, Cin] read through nearest upsampling by `upsample`, so the
 // output is [B, Ho, Wo, Cout] with Ho = H * upsample, Wo = W * upsample; th x tw tiles of 2 x 2
-// per image, `tiles` in all, and `rows` >= tiles (a multiple of linear_group_row_align()) per
-// product in the scratch tensors V [16 * rows, Cin] and M [16 * rows, Cout].
+// per image, `tiles` in all, and `rows` >= tiles (a multiple of linear_group_row_align() for
+// Cout: the grouped GEMM's row tiles) per product in the scratch tensors V [16 * rows, Cin] and
+// M [16 * rows, Cout].
 struct WinogradTiling {
   int64_t B = 0, Ho = 0, Wo = 0, th = 0, tw = 0, tiles = 0, rows = 0;
 };
 // Throws InvalidArgument unless x is 4-D with a positive size and upsample is 1 or 2.
-WinogradTiling winograd_tiling(const Tensor& x, int upsample);
+WinogradTiling winograd_tiling(const Kernels& kernels, const Tensor& x, int upsample, int64_t cout);
 
 // Whether conv2d_winograd runs a conv of these channel counts and dtype here: channel counts
 // multiples of 4 (vector access) and a GEMM route with grouped weights (linear_grouped_runs).
@@ -36,10 +37,10 @@ bool winograd_runs(const Kernels& kernels, DType dtype, int64_t cin, int64_t cou
 // caller's part of the choice.
 bool winograd_chosen(const Kernels& kernels, DType dtype, int64_t cin, int64_t cout);
 
-// x [B, H, W, Cin] -> v [16 * rows, Cin] (winograd_tiling(x, upsample)).
+// x [B, H, W, Cin] -> v [16 * rows, Cin] with rows >= the tiles (winograd_tiling); zeros past them.
 void winograd_input(Kernels& kernels, vk::Recording& rec, const Tensor& x, int upsample, const Tensor& v);
 // m [16 * rows, Cout] -> y [B, Ho, Wo, Cout] = the tiles' outputs + bias [Cout] + residual (y's
-// shape), either optional; rows = m.dim(0) / 16.
+// shape), either optional; rows = m.dim(0) / 16 >= the tiles of y.
 void winograd_output(Kernels& kernels, vk::Recording& rec, const Tensor& m, const Tensor* bias, const Tensor* residual,
                      const Tensor& y);
 
