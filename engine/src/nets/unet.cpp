@@ -66,13 +66,14 @@ void project_context(Kernels& k, vk::Recording& rec, const Weights& w, const Ten
 }
 
 // The 3x3 conv weights stored in Winograd form (nets::conv then takes kernels::conv2d_winograd):
-// every resnet's two convs and every upsampler's, where the route is chosen
-// (kernels::winograd_chosen; under Tuning's auto, not in the low-memory layout, whose weights take
-// turns with the activations: Winograd's are 16/9 the size). At 640 x 960 the products have
-// 0.44-0.89 times the direct convs' multiplies at every level of both passes (the reference
-// pass's 8 x 8 innermost level: 32 tiles in groups of 64 rows, 16 x 64 against 9 x 128), and at
-// the innermost levels they fill the GPU better than the direct conv's few output tiles.
-std::set<std::string> winograd_convs(const Kernels& k, const UNetLayout& layout, DType storage,
+// the resnets' two convs and the upsamplers' outside the innermost level, where the route is
+// chosen (kernels::winograd_chosen; under Tuning's auto, not in the low-memory layout, whose
+// weights take turns with the activations: Winograd's are 16/9 the size). The innermost level
+// (its down and up blocks and the mid block) stays direct: with it, the forced portable step on an
+// H100 took 171.0-171.9 ms against 174.7 without, but the end-to-end image moved by 3 levels
+// where the project keeps fp16 within 2 (its K of 11,520-23,040 makes the largest fp16 sums), and
+// its 1280-channel weights are 390 MiB more in this form (bench/NOTES.md session 22, run 3).
+std::set<std::string> winograd_convs(const Kernels& k, const UNetLayout& layout, size_t levels, DType storage,
                                      const WeightPlacement& placement) {
   std::set<std::string> out;
   if (placement.take_turns && k.tuning().conv_winograd == Tuning::ConvWinograd::Auto) return out;
@@ -83,9 +84,14 @@ std::set<std::string> winograd_convs(const Kernels& k, const UNetLayout& layout,
     take(r.prefix + ".conv1.weight", r.in_channels, r.out_channels);
     take(r.prefix + ".conv2.weight", r.out_channels, r.out_channels);
   };
-  for (const ResnetDecl* r : layout.resnets()) take_resnet(*r);
-  for (const UNetBlockDecl& block : layout.up)
-    if (block.resampler) take(*block.resampler + ".weight", block.channels, block.channels);
+  for (size_t i = 0; i < layout.down.size() && i + 1 < levels; ++i)
+    for (const UNetLayerDecl& layer : layout.down[i].layers) take_resnet(layer.resnet);
+  for (size_t j = 0; j < layout.up.size(); ++j) {
+    const UNetBlockDecl& block = layout.up[j];
+    if (j > 0) // up[j] runs at level levels - 1 - j
+      for (const UNetLayerDecl& layer : block.layers) take_resnet(layer.resnet);
+    if (block.resampler) take(*block.resampler + ".weight", block.channels, block.channels); // output: level - 1
+  }
   return out;
 }
 
@@ -229,7 +235,7 @@ UNet::UNet(Kernels& kernels, const ModelFolder& folder, DType storage, WeightUpl
            WeightPlacement placement)
     : k_(kernels), config_(folder.configs().unet), layout_(unet_layout(config_)),
       weights_(kernels.device(), folder, ModelModule::Unet, storage, placement, deferred,
-               fused_self_attention(layout_), winograd_convs(kernels, layout_, storage, placement)) {}
+               fused_self_attention(layout_), winograd_convs(kernels, layout_, config_.levels(), storage, placement)) {}
 
 std::vector<float> UNet::timestep_frequencies(float t) const {
   const int dim = config_.block_out_channels[0];
