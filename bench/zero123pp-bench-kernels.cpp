@@ -150,7 +150,7 @@ Tensor random_tensor(vk::Device& dev, DType dt, std::vector<int64_t> shape, cons
 int main(int argc, char** argv) {
   std::string ceilings_path, profile_path, device_sel, md_path;
   int reps = 20;
-  bool after_gemm = true, rotate_attention = false;
+  bool after_gemm = true, rotate_attention = false, winograd_probe = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--ceilings" && i + 1 < argc)
@@ -167,9 +167,11 @@ int main(int argc, char** argv) {
       after_gemm = false;
     else if (a == "--rotate-attention")
       rotate_attention = true;
+    else if (a == "--winograd-probe")
+      winograd_probe = true;
     else {
       std::printf("usage: zero123pp-bench-kernels [--ceilings torch.json] [--profile PROFILE.txt] [--reps N] "
-                  "[--device SEL] [--markdown F] [--isolated] [--rotate-attention]\n");
+                  "[--device SEL] [--markdown F] [--isolated] [--rotate-attention] [--winograd-probe]\n");
       return a == "--help" ? 0 : 2;
     }
   }
@@ -242,6 +244,54 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
     };
 
+    // --winograd-probe (an experiment, bench/NOTES.md session 22): the parts of a Winograd F(2x2, 3x3)
+    // convolution timed at the UNet's 3x3 conv shapes beside the implicit-GEMM conv: the 16 products
+    // as one GEMM of 16 x T rows (T = 2x2 output tiles, padded to 256), and copies of the
+    // transformed input (V) and of the products (M) as the transforms' memory traffic.
+    if (winograd_probe) {
+      struct Wp {
+        const char* name;
+        int64_t b, h, w, cin, cout;
+      };
+      auto copy_ms = [&](uint64_t bytes) {
+        vk::Buffer a = dev.allocator().create_buffer(bytes, vk::MemoryUsage::DeviceLocal, "probe a");
+        vk::Buffer c = dev.allocator().create_buffer(bytes, vk::MemoryUsage::DeviceLocal, "probe b");
+        Stats st = timer.run([&](vk::Recording& r, int) { r.copy(a, c, bytes); });
+        return st.median;
+      };
+      for (Wp s : {Wp{"L0 320>320", 2, 120, 80, 320, 320}, Wp{"L0 640>320", 2, 120, 80, 640, 320},
+                   Wp{"L0 960>320", 2, 120, 80, 960, 320}, Wp{"L1 640>640", 2, 60, 40, 640, 640},
+                   Wp{"L1 1280>640", 2, 60, 40, 1280, 640}, Wp{"L1 1920>640", 2, 60, 40, 1920, 640},
+                   Wp{"L2 1280>1280", 2, 30, 20, 1280, 1280}, Wp{"ref L0 320>320", 2, 64, 64, 320, 320},
+                   Wp{"ref L1 640>640", 2, 32, 32, 640, 640}}) {
+        Tensor x = random_tensor(dev, dt, {s.b, s.h, s.w, s.cin}, "x", 1.0f);
+        Tensor w9 = random_tensor(dev, dt, {s.cout, 3, 3, s.cin}, "w", 0.02f);
+        Tensor bias = random_tensor(dev, dt, {s.cout}, "bias", 0.1f);
+        Tensor res = random_tensor(dev, dt, {s.b, s.h, s.w, s.cout}, "res", 1.0f);
+        Tensor y = make_tensor(dev, dt, {s.b, s.h, s.w, s.cout}, "y");
+        Stats direct = timer.run([&](vk::Recording& r, int) {
+          conv2d(k, r, x, w9, &bias, y, conv_pad(1), Epilogue::None, &res);
+        });
+        const int64_t tiles = s.b * ((s.h + 1) / 2) * ((s.w + 1) / 2), tpad = (tiles + 255) / 256 * 256;
+        Tensor v = random_tensor(dev, dt, {16 * tpad, s.cin}, "V", 1.0f);
+        Tensor u = random_tensor(dev, dt, {s.cout, s.cin}, "U", 0.02f);
+        Tensor m = make_tensor(dev, dt, {16 * tpad, s.cout}, "M");
+        Stats gemm = timer.run([&](vk::Recording& r, int) { linear(k, r, v, u, nullptr, m); });
+        double in_ms = copy_ms(v.bytes()), out_ms = copy_ms(m.bytes());
+        // Transform traffic: read x, write V (input); read M, residual, write y (output).
+        double in_est = in_ms * (x.bytes() + v.bytes()) / (2.0 * v.bytes());
+        double out_est = out_ms * (m.bytes() + res.bytes() + y.bytes()) / (2.0 * m.bytes());
+        std::printf("winograd probe %-14s direct %.3f ms (%.0f TF) | gemm %lldx%lldx%lld %.3f ms (%.0f TF) + input ~%.3f + "
+                    "output ~%.3f = %.3f ms (%.2fx)\n",
+                    s.name, direct.median, 2.0 * s.b * s.h * s.w * s.cout * s.cin * 9 / direct.median / 1e9,
+                    static_cast<long long>(16 * tpad), static_cast<long long>(s.cout), static_cast<long long>(s.cin),
+                    gemm.median, 2.0 * 16 * tpad * s.cout * s.cin / gemm.median / 1e9, in_est, out_est,
+                    gemm.median + in_est + out_est, (gemm.median + in_est + out_est) / direct.median);
+        for (const auto& l : gemm.labels) std::printf("    dispatch: %s\n", l.c_str());
+        std::fflush(stdout);
+      }
+      return 0;
+    }
     // Copy bandwidth ceiling (bytes read + written), the device's own copy engine path.
     {
       const uint64_t bytes = 1ull << 30;

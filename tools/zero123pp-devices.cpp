@@ -8,6 +8,7 @@
 #include "z123/kernels/attention.hpp"
 #include "z123/kernels/kernels.hpp"
 #include "z123/kernels/linear.hpp"
+#include "z123/kernels/winograd.hpp"
 #include "z123/vk/device.hpp"
 #include "z123/vk/instance.hpp"
 
@@ -51,6 +52,7 @@ void print_routes(z123::vk::Instance& instance, const z123::vk::DeviceInfo& info
     };
     std::printf("   kernels, fp16 model:\n");
     std::printf("     linear, conv             %s\n", gemm_route(k, h).c_str());
+    std::printf("     UNet 3x3 convs           %s\n", unet_conv3x3_route(k, h).c_str());
     std::printf("     attention UNet (d64)     %s\n", attn(64, false).c_str());
     std::printf("     attention CLIP text      %s\n", attn(64, true).c_str());
     std::printf("     attention CLIP vision    %s\n", attn(80, false).c_str());

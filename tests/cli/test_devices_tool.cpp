@@ -10,6 +10,7 @@
 #include "z123/kernels/attention.hpp"
 #include "z123/kernels/kernels.hpp"
 #include "z123/kernels/linear.hpp"
+#include "z123/kernels/winograd.hpp"
 
 using namespace z123;
 
@@ -23,6 +24,7 @@ TEST_F(DevicesTool, PrintsTheKernelOfEachOperation) {
   // Every device is listed with its routes; the test device's lines are among them.
   for (const std::string& line :
        {"linear, conv             " + kernels::gemm_route(k, h),
+        "UNet 3x3 convs           " + kernels::unet_conv3x3_route(k, h),
         "attention UNet (d64)     " + kernels::choose_attention_kernel(k, h, 64, false, true).shader,
         "attention CLIP text      " + kernels::choose_attention_kernel(k, h, 64, true, true).shader,
         "attention CLIP vision    " + kernels::choose_attention_kernel(k, h, 80, false, true).shader})

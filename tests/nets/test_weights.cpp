@@ -3,9 +3,11 @@
 // are missing, not 2-D or of other widths are refused.
 #include <gtest/gtest.h>
 
+#include "support/check.hpp"
 #include "support/golden.hpp"
 #include "support/vk_env.hpp"
 #include "z123/error.hpp"
+#include "z123/kernels/winograd.hpp"
 #include "z123/nets/weights.hpp"
 
 using namespace z123;
@@ -53,5 +55,39 @@ TEST_F(FusedWeights, RefuseGroupsThatDoNotFit) {
     SCOPED_TRACE(parts[1]);
     EXPECT_THROW(nets::Weights(device(), folder, ModelModule::Unet, DType::F32, {}, nullptr, {{"fused.weight", parts}}),
                  Error);
+  }
+}
+
+// Weights in Winograd form (the `winograd` names): [Cout, 16, Cin] holding
+// kernels::conv_weight_to_winograd of the checkpoint's values, rounded once to the storage type;
+// names that are not 3x3 conv weights are refused.
+class WinogradWeights : public test::VkTest {};
+
+TEST_F(WinogradWeights, HoldTheTransformOfTheCheckpointWeight) {
+  ModelFolder folder = ModelFolder::open(test::tiny_model_dir());
+  const std::string name = "down_blocks.0.resnets.0.conv1.weight";
+  nets::Weights plain(device(), folder, ModelModule::Unet, DType::F32);
+  const Tensor& w = plain.at(name); // [Cout, 3, 3, Cin]
+  const int64_t cout = w.dim(0), cin = w.dim(3);
+  std::vector<float> khwc = download(device(), w), oihw(khwc.size());
+  for (int64_t o = 0; o < cout; ++o)
+    for (int64_t t = 0; t < 9; ++t)
+      for (int64_t c = 0; c < cin; ++c) oihw[(o * cin + c) * 9 + t] = khwc[(o * 9 + t) * cin + c];
+  const std::vector<float> want = kernels::conv_weight_to_winograd(oihw, cout, cin);
+  for (DType dt : {DType::F32, DType::F16}) {
+    SCOPED_TRACE(dtype_name(dt));
+    nets::Weights wino(device(), folder, ModelModule::Unet, dt, {}, nullptr, {}, {name});
+    const Tensor& u = wino.at(name);
+    EXPECT_EQ(u.shape, (std::vector<int64_t>{cout, 16, cin}));
+    EXPECT_EQ(download(device(), u), dt == DType::F16 ? test::as_stored(want, dt) : want);
+    EXPECT_EQ(wino.count(), plain.count());
+  }
+}
+
+TEST_F(WinogradWeights, RefuseWhatIsNotA3x3Conv) {
+  ModelFolder folder = ModelFolder::open(test::tiny_model_dir());
+  for (const char* name : {"down_blocks.0.resnets.0.norm1.weight", "no_such.weight", "conv_out.bias"}) {
+    SCOPED_TRACE(name);
+    EXPECT_THROW(nets::Weights(device(), folder, ModelModule::Unet, DType::F32, {}, nullptr, {}, {name}), Error);
   }
 }

@@ -89,6 +89,13 @@ bool winograd_chosen(const Kernels& kernels, DType dtype, int64_t cin, int64_t c
   return mode == CW::On || detail::gemm_uses_tiled_portable(kernels, dtype, static_cast<uint32_t>(cout), false);
 }
 
+std::string unet_conv3x3_route(const Kernels& kernels, DType dtype) {
+  // 320 channels: the UNet's narrowest convs, on the route its wider ones take too.
+  return winograd_chosen(kernels, dtype, 320, 320)
+             ? "Winograd F(2x2, 3x3) outside the innermost level (grouped GEMMs; normal memory layout), else as linear"
+             : "as linear (implicit GEMM)";
+}
+
 void winograd_input(Kernels& kernels, vk::Recording& rec, const Tensor& x, int upsample, const Tensor& v) {
   const char* op = "winograd_input";
   check_image(op, "x", x);

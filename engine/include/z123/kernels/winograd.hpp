@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "z123/kernels/kernels.hpp"
@@ -36,6 +37,9 @@ bool winograd_runs(const Kernels& kernels, DType dtype, int64_t cin, int64_t cou
 // bench/NOTES.md session 22), on wherever winograd_runs, off never. The memory layout is the
 // caller's part of the choice.
 bool winograd_chosen(const Kernels& kernels, DType dtype, int64_t cin, int64_t cout);
+
+// In words, how the UNet's 3x3 convs run here (what zero123pp-devices prints).
+std::string unet_conv3x3_route(const Kernels& kernels, DType dtype);
 
 // x [B, H, W, Cin] -> v [16 * rows, Cin] with rows >= the tiles (winograd_tiling); zeros past them.
 void winograd_input(Kernels& kernels, vk::Recording& rec, const Tensor& x, int upsample, const Tensor& v);
