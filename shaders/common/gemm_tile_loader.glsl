@@ -33,6 +33,11 @@ layout(std430, binding = 4) writeonly buffer YBuf8 { uvec4 y8[]; };
 layout(std430, binding = 4) writeonly buffer YBufPartial { float y_partial[]; };
 
 uint tile_m0, tile_n0;
+#ifdef GEMM_GROUPED_WEIGHTS
+// Grouped weights (gemm_io.glsl): the tile's weight row n is n * tile_w_groups + tile_w_group (a
+// row tile lies in one group: BM divides w_group_rows); 1 and 0 otherwise. Set by init_tile_rows.
+uint tile_w_groups = 1u, tile_w_group = 0u;
+#endif
 uvec4 ra[A_PASSES], rb[B_PASSES];
 #ifdef CONV
 ConvRow arow[A_PASSES];
@@ -91,8 +96,7 @@ uvec4 load_b(uint row, uint k) {
   n = gemm_weight_row(n); // GEGLU's virtual columns (gemm_io.glsl); n itself in other pipelines
 #endif
 #ifdef GEMM_GROUPED_WEIGHTS
-  // Grouped weights (gemm_io.glsl): a row tile lies in one group (BM divides w_group_rows).
-  if (pc.w_group_rows != 0u) n = n * (pc.M / pc.w_group_rows) + tile_m0 / pc.w_group_rows;
+  n = n * tile_w_groups + tile_w_group;
 #endif
   if (VEC8) return k < G_K ? w8[(n * G_K + k) >> 3] : uvec4(0);
   float v[8];
@@ -113,8 +117,15 @@ void load_tiles(uint k0) {
     if (B_ROW_OK(row + p * ROWS_PER_PASS)) rb[p] = load_b(row + p * ROWS_PER_PASS, k);
 }
 
-// Which rows of the output tile this invocation loads, for the conv loader (once per tile).
+// Which rows of the output tile this invocation loads, for the conv loader, and the tile's weight
+// group (once per tile).
 void init_tile_rows() {
+#ifdef GEMM_GROUPED_WEIGHTS
+  if (pc.w_group_rows != 0u) {
+    tile_w_groups = pc.M / pc.w_group_rows;
+    tile_w_group = tile_m0 / pc.w_group_rows;
+  }
+#endif
 #ifdef CONV
   uint row = gl_LocalInvocationIndex / CHUNKS_K;
   [[unroll]] for (uint p = 0; p < A_PASSES; ++p) {

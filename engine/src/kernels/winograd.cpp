@@ -11,7 +11,8 @@
 namespace z123::kernels {
 namespace {
 
-constexpr int kTaps = 3, kProducts = 16;
+constexpr int kTaps = 3;
+constexpr int64_t kProducts = kWinogradProducts;
 constexpr uint32_t kThreads = 256; // local_size_x of shaders/winograd.comp
 
 // Mirror the push blocks of shaders/winograd.comp.
@@ -34,10 +35,6 @@ void check_not_sharing(const char* op, const Tensor& out, std::initializer_list<
     if (in && in->buffer == out.buffer)
       throw invalid_argument(std::string(op) + ": output " + out.describe() + " aliases input " + in->describe());
 }
-
-} // namespace
-
-namespace {
 
 // The tiles of an output [B, Ho, Wo, *] (rows left 0).
 WinogradTiling tiles_of(int64_t B, int64_t Ho, int64_t Wo) {

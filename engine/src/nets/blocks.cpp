@@ -24,8 +24,8 @@ Tensor conv(NetContext& c, const std::string& prefix, const Tensor& x, int64_t c
       throw internal_error(prefix + ": a Winograd-form weight on a conv other than 3x3, stride 1, padding 1");
     const WinogradTiling t = winograd_tiling(c.k, x, upsample, cout);
     Tensor y = c.ws.acquire(x.dtype, {t.B, t.Ho, t.Wo, cout}, prefix);
-    Tensor v = c.ws.acquire(x.dtype, {16 * t.rows, x.dim(3)}, prefix + ".winograd_in");
-    Tensor m = c.ws.acquire(x.dtype, {16 * t.rows, cout}, prefix + ".winograd_products");
+    Tensor v = c.ws.acquire(x.dtype, {kWinogradProducts * t.rows, x.dim(3)}, prefix + ".winograd_in");
+    Tensor m = c.ws.acquire(x.dtype, {kWinogradProducts * t.rows, cout}, prefix + ".winograd_products");
     conv2d_winograd(c.k, c.rec, x, w, b, y, upsample, residual, v, m);
     c.ws.release(v);
     c.ws.release(m);

@@ -127,8 +127,9 @@ Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule modu
     const TensorView& view = file.at(report.stored_names.at(e.name));
     if (winograd.count(e.name)) {
       // [Cout, 16, Cin], transformed per output channel from its [Cin, 3, 3] values in fp32.
-      const uint64_t cin = static_cast<uint64_t>(e.shape[1]), row = cin * 9, out_row = cin * 16;
-      place(e.name, {e.shape[0], 16, e.shape[1]}, out_row * es,
+      const uint64_t cin = static_cast<uint64_t>(e.shape[1]), row = cin * 9,
+                     out_row = cin * static_cast<uint64_t>(kernels::kWinogradProducts);
+      place(e.name, {e.shape[0], kernels::kWinogradProducts, e.shape[1]}, out_row * es,
             [&view, storage, cin, row, out_row, es](std::byte* out, uint64_t first, uint64_t count) {
               std::vector<float> taps(row), u(out_row);
               for (uint64_t o = first / es / out_row, end = (first + count) / es / out_row; o < end; ++o) {

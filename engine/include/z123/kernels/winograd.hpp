@@ -17,6 +17,10 @@
 
 namespace z123::kernels {
 
+// The elementwise products per tile (a 4 x 4 transformed patch), and so the GEMMs in one
+// Winograd conv: the weight's middle dim and the scratch tensors' row groups.
+constexpr int64_t kWinogradProducts = 16;
+
 // The tiling of one conv: x [B, H, W, Cin] read through nearest upsampling by `upsample`, so the
 // output is [B, Ho, Wo, Cout] with Ho = H * upsample, Wo = W * upsample; th x tw tiles of 2 x 2
 // per image, `tiles` in all, and `rows` >= tiles (a multiple of linear_group_row_align() for
