@@ -53,9 +53,12 @@ layout(constant_id = 0) const bool VEC8 = false;
 // common/gemm_io.glsl); constant 1 is unused here (the cooperative-matrix kernel's epilogue,
 // which this kernel keeps in the push block).
 #define GEMM_GEOM_SPEC
-// Grouped weights (pc.w_group_rows, common/gemm_io.glsl) for Winograd convolutions; the
-// cooperative-matrix kernel, which shares the loader, leaves them out.
-#define GEMM_GROUPED_WEIGHTS
+// Grouped weights (pc.w_group_rows, common/gemm_io.glsl) for Winograd convolutions, in the
+// pipelines that run them only (constant 9): compiled into every pipeline, the two extra
+// operations per weight load made the forced portable step 4% slower on an H100 (bench/NOTES.md
+// session 22, run 5). The cooperative-matrix kernel, which shares the loader, leaves them out.
+layout(constant_id = 9) const bool GROUPED = false;
+#define GEMM_GROUPED_WEIGHTS GROUPED
 #include "common/gemm_tile_loader.glsl"
 
 // A tile row is BK / 4 four-element groups of K plus one of padding: the invocations of a

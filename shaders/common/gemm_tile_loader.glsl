@@ -34,8 +34,9 @@ layout(std430, binding = 4) writeonly buffer YBufPartial { float y_partial[]; };
 
 uint tile_m0, tile_n0;
 #ifdef GEMM_GROUPED_WEIGHTS
-// Grouped weights (gemm_io.glsl): the tile's weight row n is n * tile_w_groups + tile_w_group (a
-// row tile lies in one group: BM divides w_group_rows); 1 and 0 otherwise. Set by init_tile_rows.
+// Grouped weights (gemm_io.glsl), where the includer defines GEMM_GROUPED_WEIGHTS as a constant
+// that is true in the pipelines that run them: the tile's weight row n is n * tile_w_groups +
+// tile_w_group (a row tile lies in one group: BM divides w_group_rows). Set by init_tile_rows.
 uint tile_w_groups = 1u, tile_w_group = 0u;
 #endif
 uvec4 ra[A_PASSES], rb[B_PASSES];
@@ -96,7 +97,7 @@ uvec4 load_b(uint row, uint k) {
   n = gemm_weight_row(n); // GEGLU's virtual columns (gemm_io.glsl); n itself in other pipelines
 #endif
 #ifdef GEMM_GROUPED_WEIGHTS
-  n = n * tile_w_groups + tile_w_group;
+  if (GEMM_GROUPED_WEIGHTS) n = n * tile_w_groups + tile_w_group;
 #endif
   if (VEC8) return k < G_K ? w8[(n * G_K + k) >> 3] : uvec4(0);
   float v[8];
@@ -121,7 +122,7 @@ void load_tiles(uint k0) {
 // group (once per tile).
 void init_tile_rows() {
 #ifdef GEMM_GROUPED_WEIGHTS
-  if (pc.w_group_rows != 0u) {
+  if (GEMM_GROUPED_WEIGHTS && pc.w_group_rows != 0u) {
     tile_w_groups = pc.M / pc.w_group_rows;
     tile_w_group = tile_m0 / pc.w_group_rows;
   }

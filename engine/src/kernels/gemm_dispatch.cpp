@@ -617,8 +617,9 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     const uint32_t row_tiles = div_up(push.M, tile), col_tiles = div_up(push.N, tile);
     const uint32_t splits = split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K);
     const uint32_t k_chunk = splits_k(splits, row_tiles) ? split_k_chunk(push.K, splits) : 0;
-    const vk::Pipeline& pipe = kernels.pipeline(tiled_portable_variant(base, tile, packed), 5, sizeof push,
-                                                tiled_gemm_spec(kernels, push, p.conv, k_chunk, false));
+    std::vector<uint32_t> spec = tiled_gemm_spec(kernels, push, p.conv, k_chunk, false);
+    spec.push_back(push.w_group_rows != 0 ? 1u : 0u); // constant 9: grouped weights
+    const vk::Pipeline& pipe = kernels.pipeline(tiled_portable_variant(base, tile, packed), 5, sizeof push, spec);
     record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles, splits, x.dtype, shape);
     return;
   }
