@@ -124,21 +124,6 @@ uint32_t portable_split_k_count(const Kernels& kernels, uint64_t tiles, uint32_t
       std::max<uint64_t>(1, std::min<uint64_t>({(target + tiles - 1) / tiles, K / kSplitKMinChunk, kSplitKMax})));
 }
 
-// The tiled portable kernel's split count: split_k_count's, and where that keeps K whole although
-// the tiles are fewer than the device's compute units, as many ranges as keep two workgroups on
-// each of them at most (an H100 holds two of the 64 x 64 packed kernel's per SM; the UNet's
-// innermost level runs 100 tiles of 1,200 x 1,280 with K of 11,520-23,040 on 132 SMs: split in
-// two, bench/NOTES.md session 22, run 7).
-constexpr uint32_t kTiledGroupsPerUnit = 2;
-uint32_t tiled_split_k_count(const Kernels& kernels, uint64_t tiles, uint32_t K) {
-  const uint32_t rule = split_k_count(kernels, tiles, K);
-  const uint32_t units = kernels.device().info().compute_units;
-  if (rule > 1 || kernels.whole_k() || !kernels.tuning().gemm_split_k || units == 0 || tiles == 0 || tiles >= units)
-    return rule;
-  const uint64_t fill = uint64_t{kTiledGroupsPerUnit} * units / tiles;
-  return static_cast<uint32_t>(std::max<uint64_t>(1, std::min<uint64_t>({fill, K / kSplitKMinChunk, kSplitKMax})));
-}
-
 // Whether record_tiles splits K for this split count (its caller may need to know first).
 bool splits_k(uint32_t splits, uint32_t row_tiles) { return splits > 1 && row_tiles <= g_max_groups; }
 
@@ -630,7 +615,7 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     // kernel's), the forced-portable H100 step went from 221 to 231 ms (bench/NOTES.md session 14).
     // Its geometry is fixed as the other's (tiled_gemm_spec): 221 -> 214 ms (session 15).
     const uint32_t row_tiles = div_up(push.M, tile), col_tiles = div_up(push.N, tile);
-    const uint32_t splits = tiled_split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K);
+    const uint32_t splits = split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K);
     const uint32_t k_chunk = splits_k(splits, row_tiles) ? split_k_chunk(push.K, splits) : 0;
     std::vector<uint32_t> spec = tiled_gemm_spec(kernels, push, p.conv, k_chunk, false);
     spec.push_back(push.w_group_rows != 0 ? 1u : 0u); // constant 9: grouped weights
