@@ -73,6 +73,24 @@ TEST(EngineApi, ReplayedCallsAreDeterministicPerSeedAndCancellable) {
   EXPECT_EQ(engine->validation_errors(), 0u);
 }
 
+// Winograd convs (Z123_CONV_WINOGRAD=on; auto leaves them off on a CPU device) in the low-memory
+// layout too, whose weights take turns in memory reserved for them: the transformed weights are
+// 16/9 the size of the checkpoint's and must fit it; the images are the normal layout's bytes.
+TEST(EngineApi, WinogradConvsGiveTheSameImagesInBothLayouts) {
+  test::ScopedEnv on("Z123_CONV_WINOGRAD", "on");
+  Image input = load_image(test::golden_dir() / "pipeline_input.png");
+  GenerateOptions two_steps = quick(5);
+  two_steps.steps = 2;
+  auto normal = open_fast();
+  Image a = normal->generate(input, two_steps).image;
+  normal.reset();
+  auto low = open_model(test::fast_model_dir(), "low");
+  EXPECT_TRUE(low->low_memory());
+  EXPECT_EQ(low->generate(input, two_steps).image.pixels, a.pixels);
+  EXPECT_EQ(low->generate(input, two_steps).image.pixels, a.pixels);
+  EXPECT_EQ(low->validation_errors(), 0u);
+}
+
 // Low-memory mode moves the UNet's weights out of the way of the conditioning and decoding
 // activations and copies them back before each image's sampling: the images must be the same
 // bytes as in the normal layout, for a second and third image too (the copy back happened).

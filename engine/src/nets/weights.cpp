@@ -73,6 +73,12 @@ Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule modu
         throw internal_error(f.name + ": part " + part + " is not a 2-D tensor of the group's width");
     }
 
+  for (const std::string& name : winograd) {
+    auto it = by_name.find(name);
+    if (it == by_name.end() || it->second->shape.size() != 4 || it->second->shape[2] != 3 || it->second->shape[3] != 3)
+      throw internal_error(name + ": not a 3x3 conv weight of " + module_name(module) + " (Winograd form)");
+  }
+
   std::vector<vk::UploadJob> jobs;
   jobs.reserve(expected.size());
   const size_t es = dtype_size(storage);
@@ -84,6 +90,7 @@ Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule modu
     for (const ExpectedTensor& e : expected) {
       int64_t n = 1;
       for (int64_t d : e.shape) n *= d;
+      if (winograd.count(e.name)) n = n / 9 * kernels::kWinogradProducts; // [Cout, 16, Cin] for [Cout, Cin, 3, 3]
       total += ((static_cast<uint64_t>(n) * es + 3) / 4 * 4 + 255) / 256 * 256 + 256;
     }
     device.allocator().reserve_turn_memory(total, std::string(module_name(module)) + " weights (turns)");
@@ -117,11 +124,6 @@ Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule modu
     auto placed = tensors_.emplace(key, std::move(t));
     if (placement.take_turns) restore_order_.push_back(&placed.first->second);
   };
-  for (const std::string& name : winograd) {
-    auto it = by_name.find(name);
-    if (it == by_name.end() || it->second->shape.size() != 4 || it->second->shape[2] != 3 || it->second->shape[3] != 3)
-      throw internal_error(name + ": not a 3x3 conv weight of " + module_name(module) + " (Winograd form)");
-  }
   for (const ExpectedTensor& e : expected) {
     if (fused_part.count(e.name)) continue;
     const TensorView& view = file.at(report.stored_names.at(e.name));
