@@ -18,6 +18,11 @@
 
 layout(local_size_x = 256) in;
 
+// The invocation's index in the whole grid (kernels::wrap_grid spreads large counts over x and y).
+uint invocation() {
+  return (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 256u + gl_LocalInvocationID.x;
+}
+
 #ifdef WINO_INPUT
 layout(std430, binding = 0) readonly buffer X { STORE_T4 x[]; }; // [B, H, W, C]
 layout(std430, binding = 1) writeonly buffer V { STORE_T4 v[]; }; // [16, rows, C]
@@ -30,7 +35,7 @@ layout(push_constant) uniform Push {
 } pc;
 
 void main() {
-  const uint i = gl_WorkGroupID.y * gl_NumWorkGroups.x * 256u + gl_WorkGroupID.x * 256u + gl_LocalInvocationID.x;
+  const uint i = invocation();
   if (i >= pc.rows * pc.C4) return;
   const uint t = i / pc.C4, c4 = i - t * pc.C4;
   const uint tiles = pc.B * pc.th * pc.tw;
@@ -84,7 +89,7 @@ layout(push_constant) uniform Push {
 } pc;
 
 void main() {
-  const uint i = gl_WorkGroupID.y * gl_NumWorkGroups.x * 256u + gl_WorkGroupID.x * 256u + gl_LocalInvocationID.x;
+  const uint i = invocation();
   const uint tiles = pc.B * pc.th * pc.tw;
   if (i >= tiles * pc.N4) return;
   const uint t = i / pc.N4, n4 = i - t * pc.N4;

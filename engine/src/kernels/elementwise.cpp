@@ -24,11 +24,6 @@ struct ElementwisePush {
 constexpr uint32_t kThreads = 256;
 constexpr uint32_t kElems = 4; // ELEMS in the shader
 
-void check_count(const char* op, const Tensor& t) {
-  if (t.numel() >= (int64_t(1) << 31))
-    throw invalid_argument(std::string(op) + ": " + t.describe() + " has more than 2^31 elements");
-}
-
 // p holds element counts; when count, inner and outer are all multiples of 4 the vec4 variant
 // runs on vector counts instead.
 void run(Kernels& kernels, vk::Recording& rec, const Tensor& a, const Tensor& b, const Tensor& y, ElementwisePush p) {
@@ -48,7 +43,7 @@ void unary(Kernels& kernels, vk::Recording& rec, const char* op, const Tensor& x
            float alpha = 0, float beta = 0) {
   expect_shape(op, "y", y, x.shape);
   expect_same_dtype(op, x, y);
-  check_count(op, x);
+  expect_indexable(op, x);
   ElementwisePush p{static_cast<uint32_t>(x.numel()), code, kSame, 0, 0, alpha, beta};
   run(kernels, rec, x, x, y, p);
 }
@@ -58,7 +53,7 @@ void binary(Kernels& kernels, vk::Recording& rec, const char* op, const Tensor& 
   expect_shape(op, "y", y, a.shape);
   expect_same_dtype(op, a, b);
   expect_same_dtype(op, a, y);
-  check_count(op, a);
+  expect_indexable(op, a);
   ElementwisePush p{static_cast<uint32_t>(a.numel()), code, kSame, 0, 0, alpha, beta};
   const int64_t C = a.dim(-1);
   if (b.shape == a.shape) {
@@ -110,7 +105,7 @@ void geglu(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& 
   expect_same_dtype(op, x, y);
   if (y.buffer == x.buffer)
     throw invalid_argument(std::string(op) + ": y " + y.describe() + " must not share its buffer with x");
-  check_count(op, x);
+  expect_indexable(op, x);
   ElementwisePush p{static_cast<uint32_t>(y.numel()), kGeglu, kSame, static_cast<uint32_t>(want.back()), 0, 0, 0};
   run(kernels, rec, x, x, y, p);
 }

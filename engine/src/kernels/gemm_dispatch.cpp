@@ -404,10 +404,9 @@ bool gemm_groups_weights(const Kernels& kernels, DType dtype, uint32_t n) {
 
 uint32_t gemm_group_row_align(const Kernels& kernels, DType dtype, uint32_t n) {
   if (!gemm_uses_tiled_portable(kernels, dtype, n, false)) return kPortableRows; // one invocation's rows
-  // tiled_portable_tile's choice, or the larger of its two where it chooses per shape.
-  const PortableGemm kind = portable_kernel(kernels, dtype);
-  if (kind == PortableGemm::Tiled128) return kTiledTile;
-  return kind == PortableGemm::Tiled64 || kernels.portable_packed_products() ? kTiledSmallTile : kTiledTile;
+  // The tile tiled_portable_tile picks; with no rows to count it takes the larger of the two
+  // where it chooses per shape, which the smaller one divides.
+  return tiled_portable_tile(kernels, portable_kernel(kernels, dtype), kernels.portable_packed_products(), 0, n);
 }
 
 bool gemm_fuses_geglu(const Kernels& kernels, DType dtype, uint32_t n) {
@@ -499,11 +498,6 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
       throw unsupported(std::string(op) + ": " + t->describe() + " has 2^31 or more elements");
 
   GemmPush push = p.geometry;
-  if (push.w_group_rows != 0 &&
-      (p.conv || p.raw_f32 || p.geglu || !gemm_groups_weights(kernels, x.dtype, push.N) ||
-       push.w_group_rows % gemm_group_row_align(kernels, x.dtype, push.N) != 0 || push.M % push.w_group_rows != 0))
-    throw unsupported(std::string(op) + ": grouped weights need the portable kernels and whole groups of a multiple of " +
-                      std::to_string(gemm_group_row_align(kernels, x.dtype, push.N)) + " rows");
   if (push.M == 0 || push.N == 0) return;
   push.flags = (p.bias ? kFlagBias : 0) | (p.residual ? kFlagResidual : 0) |
                ((p.geglu ? kActGeglu : static_cast<uint32_t>(p.act)) << kActShift);

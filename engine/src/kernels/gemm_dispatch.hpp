@@ -37,7 +37,8 @@ struct GemmProblem {
   bool raw_f32 = false; // y is F32 and gets the raw sums (matmul_f32): no epilogue
   bool geglu = false;   // kernels::linear_geglu: y [M, N / 2] = value * gelu(gate), K unsplit
   // kernels::linear_grouped: rows in groups of geometry.w_group_rows, each with its own weights
-  // (the portable kernels only: gemm_groups_weights).
+  // (the portable kernels only: gemm_groups_weights). linear_grouped, its one caller, checks the
+  // route and the groups' row alignment.
   GemmPush geometry;    // M, N, K and (conv) the geometry fields; flags/m_groups_y are filled in
 };
 

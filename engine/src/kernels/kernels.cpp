@@ -273,4 +273,15 @@ void expect_same_dtype(const char* op, const Tensor& a, const Tensor& b) {
     throw invalid_argument(std::string(op) + ": dtype mismatch between " + a.describe() + " and " + b.describe());
 }
 
+void expect_indexable(const char* op, const Tensor& t) {
+  if (t.numel() >= (int64_t(1) << 31))
+    throw invalid_argument(std::string(op) + ": " + t.describe() + " has more than 2^31 elements");
+}
+
+void expect_no_alias(const char* op, const Tensor& out, const Tensor& in) {
+  if (out.buffer == in.buffer)
+    throw invalid_argument(std::string(op) + ": output " + out.describe() + " must not share its buffer with input " +
+                           in.describe());
+}
+
 } // namespace z123::kernels

@@ -28,11 +28,6 @@ std::string layout_variant(DType in, DType out, uint32_t vec) {
   return std::string("layout_") + dtype_name(in) + "_" + dtype_name(out) + (vec == 4 ? "_vec4" : "");
 }
 
-void check_count(const char* op, const Tensor& t) {
-  if (t.numel() >= (int64_t(1) << 31))
-    throw invalid_argument(std::string(op) + ": " + t.describe() + " has more than 2^31 elements");
-}
-
 void check_rank(const char* op, const char* what, const Tensor& t, size_t rank) {
   if (t.shape.size() != rank)
     throw invalid_argument(std::string(op) + ": " + what + " must have rank " + std::to_string(rank) + ", found " +
@@ -70,7 +65,7 @@ void transpose(Kernels& kernels, vk::Recording& rec, const char* op, const Tenso
       to_nhwc ? std::vector<int64_t>{s[0], s[2], s[3], s[1]} : std::vector<int64_t>{s[0], s[3], s[1], s[2]};
   expect_shape(op, "y", y, want);
   check_no_alias(op, x, y);
-  check_count(op, x);
+  expect_indexable(op, x);
   const int64_t C = to_nhwc ? s[1] : s[3];
   const int64_t HW = to_nhwc ? s[2] * s[3] : s[1] * s[2];
   LayoutPush p{to_nhwc ? kNchwToNhwc : kNhwcToNchw,
@@ -88,7 +83,7 @@ void transpose(Kernels& kernels, vk::Recording& rec, const char* op, const Tenso
 void cast(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& y) {
   const char* op = "cast";
   expect_shape(op, "y", y, x.shape);
-  check_count(op, x);
+  expect_indexable(op, x);
   if (x.buffer == y.buffer && x.dtype != y.dtype)
     throw invalid_argument(std::string(op) + ": in-place conversion of " + x.describe() + " to " + dtype_name(y.dtype) +
                            " is not possible");
@@ -112,7 +107,7 @@ void upsample_nearest2x(Kernels& kernels, vk::Recording& rec, const Tensor& x, c
   const int64_t B = x.dim(0), H = x.dim(1), W = x.dim(2), C = x.dim(3);
   expect_shape(op, "y", y, {B, 2 * H, 2 * W, C});
   check_no_alias(op, x, y);
-  check_count(op, y);
+  expect_indexable(op, y);
   LayoutPush p{kUpsample2x, static_cast<uint32_t>(C), static_cast<uint32_t>(B * H * W), 0, 0,
                0,           static_cast<uint32_t>(W)};
   dispatch(kernels, rec, x, y, p, vec_for({C}));
@@ -131,7 +126,7 @@ void copy_channels(Kernels& kernels, vk::Recording& rec, const Tensor& x, const 
     throw invalid_argument(std::string(op) + ": channels [" + std::to_string(offset) + ", " +
                            std::to_string(offset + Cx) + ") of x " + x.describe() + " do not fit in y " + y.describe());
   check_no_alias(op, x, y);
-  check_count(op, y);
+  expect_indexable(op, y);
   LayoutPush p{kCopyRows,
                static_cast<uint32_t>(Cx),
                static_cast<uint32_t>(x.numel() / Cx),
@@ -159,7 +154,7 @@ void image_to_rgba8(Kernels& kernels, vk::Recording& rec, const Tensor& x, const
   const char* op = "image_to_rgba8";
   if (x.shape.empty() || x.dim(-1) != 3)
     throw invalid_argument(std::string(op) + ": x must be [..., 3] (RGB, channels last), found " + x.describe());
-  check_count(op, x);
+  expect_indexable(op, x);
   if (!(unscale > 0.0f) || !std::isfinite(unscale))
     throw invalid_argument(std::string(op) + ": unscale must be a positive finite number");
   const uint64_t pixels = static_cast<uint64_t>(x.numel() / 3);

@@ -25,15 +25,9 @@ struct OutputPush {
 
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 
-void check_count(const char* op, const Tensor& t) {
-  if (t.numel() >= (int64_t{1} << 31))
-    throw unsupported(std::string(op) + ": " + t.describe() + " has 2^31 or more elements");
-}
-
-void check_not_sharing(const char* op, const Tensor& out, std::initializer_list<const Tensor*> ins) {
-  for (const Tensor* in : ins)
-    if (in && in->buffer == out.buffer)
-      throw invalid_argument(std::string(op) + ": output " + out.describe() + " aliases input " + in->describe());
+void check_upsample(const char* op, int upsample) {
+  if (upsample != 1 && upsample != 2)
+    throw invalid_argument(std::string(op) + ": upsampling by " + std::to_string(upsample) + " (1 or 2 supported)");
 }
 
 // The tiles of an output [B, Ho, Wo, *] (rows left 0).
@@ -67,8 +61,7 @@ int64_t scratch_rows(const char* op, const Tensor& s, int64_t tiles, int64_t C) 
 
 WinogradTiling winograd_tiling(const Kernels& kernels, const Tensor& x, int upsample, int64_t cout) {
   check_image("winograd", "input", x);
-  if (upsample != 1 && upsample != 2)
-    throw invalid_argument("winograd: upsampling by " + std::to_string(upsample) + " (1 or 2 supported)");
+  check_upsample("winograd", upsample);
   WinogradTiling t = tiles_of(x.dim(0), x.dim(1) * upsample, x.dim(2) * upsample);
   const int64_t align = linear_group_row_align(kernels, x.dtype, cout);
   t.rows = (t.tiles + align - 1) / align * align;
@@ -89,20 +82,20 @@ bool winograd_chosen(const Kernels& kernels, DType dtype, int64_t cin, int64_t c
 std::string unet_conv3x3_route(const Kernels& kernels, DType dtype) {
   // 320 channels: the UNet's narrowest convs, on the route its wider ones take too.
   return winograd_chosen(kernels, dtype, 320, 320)
-             ? "Winograd F(2x2, 3x3) outside the innermost level (grouped GEMMs; normal memory layout), else as linear"
+             ? "Winograd F(2x2, 3x3) where the UNet takes it (grouped GEMMs; Z123_CONV_WINOGRAD in docs/tuning.md), "
+               "else as linear"
              : "as linear (implicit GEMM)";
 }
 
 void winograd_input(Kernels& kernels, vk::Recording& rec, const Tensor& x, int upsample, const Tensor& v) {
   const char* op = "winograd_input";
   check_image(op, "x", x);
-  if (upsample != 1 && upsample != 2)
-    throw invalid_argument(std::string(op) + ": upsampling by " + std::to_string(upsample) + " (1 or 2 supported)");
+  check_upsample(op, upsample);
   const WinogradTiling t = tiles_of(x.dim(0), x.dim(1) * upsample, x.dim(2) * upsample);
   const int64_t C = x.dim(3), rows = scratch_rows(op, v, t.tiles, C);
   expect_same_dtype(op, x, v);
-  check_not_sharing(op, v, {&x});
-  check_count(op, v);
+  expect_no_alias(op, v, x);
+  expect_indexable(op, v);
   InputPush p{u32(t.B), u32(x.dim(1)), u32(x.dim(2)), u32(C / 4), u32(upsample), u32(t.th), u32(t.tw), u32(rows)};
   const vk::Pipeline& pipe = kernels.pipeline(variant("winograd_input", x.dtype), 2, sizeof p, {});
   Grid g = wrap_grid(div_up(rows * (C / 4), int64_t{kThreads}));
@@ -120,9 +113,11 @@ void winograd_output(Kernels& kernels, vk::Recording& rec, const Tensor& m, cons
   if (bias) expect_shape(op, "bias", *bias, {N});
   if (residual) expect_shape(op, "residual", *residual, y.shape);
   for (const Tensor* in : {&m, bias, residual})
-    if (in) expect_same_dtype(op, *in, y);
-  check_not_sharing(op, y, {&m, bias, residual});
-  check_count(op, m);
+    if (in) {
+      expect_same_dtype(op, *in, y);
+      expect_no_alias(op, y, *in);
+    }
+  expect_indexable(op, m);
   OutputPush p{u32(t.B), u32(t.Ho), u32(t.Wo), u32(N / 4), u32(t.th), u32(t.tw), u32(rows),
                (bias ? 1u : 0u) | (residual ? 2u : 0u)};
   const vk::Pipeline& pipe = kernels.pipeline(variant("winograd_output", y.dtype), 4, sizeof p, {});
@@ -139,8 +134,7 @@ void conv2d_winograd(Kernels& kernels, vk::Recording& rec, const Tensor& x, cons
   if (u.shape.size() != 3 || x.shape.size() != 4 || u.dim(1) != kProducts || u.dim(2) != x.dim(3))
     throw invalid_argument(std::string(op) + ": weight " + u.describe() + " must be [Cout, 16, " +
                            std::to_string(x.dim(3)) + "] (conv_weight_to_winograd)");
-  if (upsample != 1 && upsample != 2)
-    throw invalid_argument(std::string(op) + ": upsampling by " + std::to_string(upsample) + " (1 or 2 supported)");
+  check_upsample(op, upsample);
   expect_shape(op, "y", y, {x.dim(0), x.dim(1) * upsample, x.dim(2) * upsample, u.dim(0)});
   if (!winograd_runs(kernels, x.dtype, x.dim(3), u.dim(0)))
     throw unsupported(std::string(op) + ": " + u.describe() + " on this route (winograd_runs)");

@@ -167,5 +167,10 @@ inline uint32_t div_up(int64_t a, int64_t b) { return static_cast<uint32_t>((a +
 // Shape checks shared by the operations: throw InvalidArgument naming the op and tensor.
 void expect_shape(const char* op, const char* what, const Tensor& t, const std::vector<int64_t>& shape);
 void expect_same_dtype(const char* op, const Tensor& a, const Tensor& b);
+// Shaders index with 32-bit integers: t must have fewer than 2^31 elements.
+void expect_indexable(const char* op, const Tensor& t);
+// An output must not share its buffer with an input (rows are read and written by different
+// workgroups).
+void expect_no_alias(const char* op, const Tensor& out, const Tensor& in);
 
 } // namespace z123::kernels
