@@ -269,9 +269,8 @@ int main(int argc, char** argv) {
         Tensor bias = random_tensor(dev, dt, {s.cout}, "bias", 0.1f);
         Tensor res = random_tensor(dev, dt, {s.b, s.h, s.w, s.cout}, "res", 1.0f);
         Tensor y = make_tensor(dev, dt, {s.b, s.h, s.w, s.cout}, "y");
-        Stats direct = timer.run([&](vk::Recording& r, int) {
-          conv2d(k, r, x, w9, &bias, y, conv_pad(1), Epilogue::None, &res);
-        });
+        Stats direct =
+            timer.run([&](vk::Recording& r, int) { conv2d(k, r, x, w9, &bias, y, conv_pad(1), Epilogue::None, &res); });
         const int64_t tiles = s.b * ((s.h + 1) / 2) * ((s.w + 1) / 2), tpad = (tiles + 255) / 256 * 256;
         Tensor v = random_tensor(dev, dt, {16 * tpad, s.cin}, "V", 1.0f);
         Tensor u = random_tensor(dev, dt, {s.cout, s.cin}, "U", 0.02f);
@@ -281,12 +280,13 @@ int main(int argc, char** argv) {
         // Transform traffic: read x, write V (input); read M, residual, write y (output).
         double in_est = in_ms * (x.bytes() + v.bytes()) / (2.0 * v.bytes());
         double out_est = out_ms * (m.bytes() + res.bytes() + y.bytes()) / (2.0 * m.bytes());
-        std::printf("winograd probe %-14s direct %.3f ms (%.0f TF) | gemm %lldx%lldx%lld %.3f ms (%.0f TF) + input ~%.3f + "
-                    "output ~%.3f = %.3f ms (%.2fx)\n",
-                    s.name, direct.median, 2.0 * s.b * s.h * s.w * s.cout * s.cin * 9 / direct.median / 1e9,
-                    static_cast<long long>(16 * tpad), static_cast<long long>(s.cout), static_cast<long long>(s.cin),
-                    gemm.median, 2.0 * 16 * tpad * s.cout * s.cin / gemm.median / 1e9, in_est, out_est,
-                    gemm.median + in_est + out_est, (gemm.median + in_est + out_est) / direct.median);
+        std::printf(
+            "winograd probe %-14s direct %.3f ms (%.0f TF) | gemm %lldx%lldx%lld %.3f ms (%.0f TF) + input ~%.3f + "
+            "output ~%.3f = %.3f ms (%.2fx)\n",
+            s.name, direct.median, 2.0 * s.b * s.h * s.w * s.cout * s.cin * 9 / direct.median / 1e9,
+            static_cast<long long>(16 * tpad), static_cast<long long>(s.cout), static_cast<long long>(s.cin),
+            gemm.median, 2.0 * 16 * tpad * s.cout * s.cin / gemm.median / 1e9, in_est, out_est,
+            gemm.median + in_est + out_est, (gemm.median + in_est + out_est) / direct.median);
         for (const auto& l : gemm.labels) std::printf("    dispatch: %s\n", l.c_str());
         std::fflush(stdout);
       }

@@ -146,7 +146,8 @@ protected:
     device().run(rec);
 
     const double unit = dt == DType::F16 ? 1.0 / 2048 : 1.0 / (1 << 24);
-    const bool fp16_sums = kernels::detail::gemm_sums_fp16_products(*kernels_, dt, static_cast<uint32_t>(s.Cout), false);
+    const bool fp16_sums =
+        kernels::detail::gemm_sums_fp16_products(*kernels_, dt, static_cast<uint32_t>(s.Cout), false);
     const double per_term = 3 * unit + (fp16_sums ? test::kFp16SumGamma : 0.0) + 1e-6; // 1e-6: fp32 sums
     std::vector<double> bound = winograd_error_scale(xv, w_oihw, s);
     for (double& e : bound) e *= per_term;
@@ -159,11 +160,11 @@ protected:
   }
   void check_cases() {
     //      B   H   W  Cin Cout up bias  residual
-    check({2, 9, 7, 8, 12, 1, true, false});      // odd height: a half tile at the bottom
-    check({1, 20, 24, 40, 136, 1, true, true});   // several row tiles per product, N > 128
-    check({1, 5, 6, 8, 8, 2, true, false});       // nearest upsampling read through
-    check({2, 6, 5, 96, 200, 1, false, true});    // long K, odd width
-    check({1, 3, 3, 4, 4, 1, false, false});      // one padded tile row per product
+    check({2, 9, 7, 8, 12, 1, true, false});    // odd height: a half tile at the bottom
+    check({1, 20, 24, 40, 136, 1, true, true}); // several row tiles per product, N > 128
+    check({1, 5, 6, 8, 8, 2, true, false});     // nearest upsampling read through
+    check({2, 6, 5, 96, 200, 1, false, true});  // long K, odd width
+    check({1, 3, 3, 4, 4, 1, false, false});    // one padded tile row per product
   }
 };
 
@@ -230,7 +231,8 @@ TEST_P(LinearGrouped, EachGroupUsesItsOwnWeights) {
     std::vector<double> ref = test::reference_linear(xg, wg, {}, {}, R, N, K, Epilogue::None);
     std::vector<double> abs_products;
     if (fp16_sums)
-      abs_products = test::reference_linear(test::abs_values(xg), test::abs_values(wg), {}, {}, R, N, K, Epilogue::None);
+      abs_products =
+          test::reference_linear(test::abs_values(xg), test::abs_values(wg), {}, {}, R, N, K, Epilogue::None);
     std::vector<float> yg(got.begin() + g * R * N, got.begin() + (g + 1) * R * N);
     EXPECT_TRUE(test::gemm_close(yg, ref, dt, fp16_sums ? &abs_products : nullptr));
   }

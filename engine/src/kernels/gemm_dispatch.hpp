@@ -21,7 +21,7 @@ struct GemmPush {
   uint32_t flags = 0;
   uint32_t m_groups_y = 0;
   uint32_t H = 0, W = 0, Cin = 0, Ho = 0, Wo = 0, KH = 1, KW = 1, stride = 1, pad_top = 0, pad_left = 0, upsample = 1;
-  uint32_t k_chunk = 0; // split K (coopmat kernels): K elements per workgroup z; 0 = no split
+  uint32_t k_chunk = 0;      // split K (coopmat kernels): K elements per workgroup z; 0 = no split
   uint32_t w_group_rows = 0; // grouped weights (kernels::linear_grouped); 0 = off
 };
 static_assert(sizeof(GemmPush) == 18 * 4, "push block layout changed");
@@ -39,7 +39,7 @@ struct GemmProblem {
   // kernels::linear_grouped: rows in groups of geometry.w_group_rows, each with its own weights
   // (the portable kernels only: gemm_groups_weights). linear_grouped, its one caller, checks the
   // route and the groups' row alignment.
-  GemmPush geometry;    // M, N, K and (conv) the geometry fields; flags/m_groups_y are filled in
+  GemmPush geometry; // M, N, K and (conv) the geometry fields; flags/m_groups_y are filled in
 };
 
 // Checks the output, bias and residual shapes against `out` (messages name `op`) and fills the

@@ -44,7 +44,8 @@ WinogradTiling tiles_of(int64_t B, int64_t Ho, int64_t Wo) {
 
 void check_image(const char* op, const char* what, const Tensor& t) {
   if (t.shape.size() != 4 || t.numel() == 0)
-    throw invalid_argument(std::string(op) + ": " + what + " " + t.describe() + " must be NHWC [B, H, W, C], not empty");
+    throw invalid_argument(std::string(op) + ": " + what + " " + t.describe() +
+                           " must be NHWC [B, H, W, C], not empty");
   if (t.dim(3) % 4 != 0)
     throw invalid_argument(std::string(op) + ": " + t.describe() + ": channels not a multiple of 4");
 }
@@ -118,8 +119,8 @@ void winograd_output(Kernels& kernels, vk::Recording& rec, const Tensor& m, cons
       expect_no_alias(op, y, *in);
     }
   expect_indexable(op, m);
-  OutputPush p{u32(t.B), u32(t.Ho), u32(t.Wo), u32(N / 4), u32(t.th), u32(t.tw), u32(rows),
-               (bias ? 1u : 0u) | (residual ? 2u : 0u)};
+  OutputPush p{u32(t.B),  u32(t.Ho), u32(t.Wo), u32(N / 4),
+               u32(t.th), u32(t.tw), u32(rows), (bias ? 1u : 0u) | (residual ? 2u : 0u)};
   const vk::Pipeline& pipe = kernels.pipeline(variant("winograd_output", y.dtype), 4, sizeof p, {});
   Grid g = wrap_grid(div_up(t.tiles * (N / 4), int64_t{kThreads}));
   rec.dispatch(pipe,

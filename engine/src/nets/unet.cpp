@@ -234,8 +234,8 @@ struct UNet::Pass {
 UNet::UNet(Kernels& kernels, const ModelFolder& folder, DType storage, WeightUploads* deferred,
            WeightPlacement placement)
     : k_(kernels), config_(folder.configs().unet), layout_(unet_layout(config_)),
-      weights_(kernels.device(), folder, ModelModule::Unet, storage, placement, deferred,
-               fused_self_attention(layout_), winograd_convs(kernels, layout_, config_.levels(), storage, placement)) {}
+      weights_(kernels.device(), folder, ModelModule::Unet, storage, placement, deferred, fused_self_attention(layout_),
+               winograd_convs(kernels, layout_, config_.levels(), storage, placement)) {}
 
 std::vector<float> UNet::timestep_frequencies(float t) const {
   const int dim = config_.block_out_channels[0];

@@ -62,8 +62,8 @@ public:
   // checkpoint names of 3x3 conv weights stored in Winograd form instead, [Cout, 16, Cin]
   // (kernels::conv_weight_to_winograd, transformed while loading), under the same name.
   Weights(vk::Device& device, const ModelFolder& folder, ModelModule module, DType storage,
-          WeightPlacement placement = {}, WeightUploads* deferred = nullptr,
-          const std::vector<FusedWeight>& fused = {}, const std::set<std::string>& winograd = {});
+          WeightPlacement placement = {}, WeightUploads* deferred = nullptr, const std::vector<FusedWeight>& fused = {},
+          const std::set<std::string>& winograd = {});
 
   // Copies the host copies of weights that take turns back into their device tensors (nothing
   // for other placements).
