@@ -19,7 +19,10 @@
 #     a quarter of an hour under the sanitizers on 2 cores. The C API it runs on (PluginCore.*)
 #     stays in, in-process;
 #   - the 200-frame soak (GstSoak.*): ~4 minutes under the sanitizers; it runs in the plain suite,
-#     and its code paths (the element's streaming loop) run here in the other element tests.
+#     and its code paths (the element's streaming loop) run here in the other element tests;
+#   - the subgroup-width sweep (SubgroupWidth*: tests/subgroup_sweep): the kernel, network and
+#     parity tests again at other lavapipe widths, the same host code as their runs here, which
+#     only the shaders' lane count tells apart.
 # Leak reports from inside the Vulkan driver (lavapipe, LLVM), the Vulkan loader and GStreamer /
 # GLib's own allocations are suppressed in tests/sanitizers/lsan.supp, each with its reason; the
 # driver and layers stay mapped until exit (tests/sanitizers/driver_pins.cpp) so that their
@@ -42,4 +45,4 @@ export LSAN_OPTIONS=suppressions=$PWD/tests/sanitizers/lsan.supp:print_suppressi
 export GST_REGISTRY_FORK=no GST_REGISTRY=$PWD/$build/gst-registry-sanitizers.bin
 rm -f "$GST_REGISTRY"
 ctest --test-dir "$build" --output-on-failure -j"$(nproc)" --timeout 1200 \
-  -E '^(Pipelines\.|GstInspect\.|package_deb|Precisions/PipelineParity\.|GstSoak\.|Gimp\.)'
+  -E '^(Pipelines\.|GstInspect\.|package_deb|Precisions/PipelineParity\.|GstSoak\.|Gimp\.|SubgroupWidth)'
