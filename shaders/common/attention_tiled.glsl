@@ -44,6 +44,19 @@
 // Sizes in bytes, with U the bytes of a pair (4 fp16, 8 fp32): Q 4*D*QB, K D/2*BK*U, V BK*D/2*U,
 // P 4*BK*QB (2*BK*QB with ATTN_PACKED_PV); the variants (shaders/variants/attention.cmake) pick
 // ATTN_NT and ATTN_KS so that they fit 32 KiB (lavapipe) or 48 KiB.
+// ATTN_ABLATE=N (bench-only variants for zero123pp-bench-attn-ceiling; wrong results by design):
+// the kernel with one part taken away, so that the time it loses says what bounds it:
+//   1  no P·V (O stays zero)          2  no S (every score 0)
+//   3  no softmax (P = the scaled scores: no row maxima, no exp2, no rescaling)
+//   4  no global loads after the first tile (every tile holds the first one's keys and values)
+//   5  the tiles alone: global loads, the K, V and P stores and barriers; no S, softmax or P·V
+// Whatever a mode leaves out still reaches the output (below), so the compiler keeps the rest.
+#ifndef ATTN_ABLATE
+#define ATTN_ABLATE 0
+#endif
+#define ABLATE_S (ATTN_ABLATE == 2 || ATTN_ABLATE == 5)
+#define ABLATE_SOFTMAX (ATTN_ABLATE == 3 || ATTN_ABLATE == 5)
+#define ABLATE_PV (ATTN_ABLATE == 1 || ATTN_ABLATE == 5)
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -212,12 +225,17 @@ void main() {
   barrier(); // Q and the first tile are in place
   for (uint t0 = 0; t0 < kend; t0 += BK) {
     const bool more = t0 + BK < kend;
+#if ATTN_ABLATE != 4
     if (more) prefetch_tile(t0 + BK, b, h, nkt); // in flight during S below
+#endif
 
     // S block (unscaled), a pair of head elements at a time.
     float s[RO][KS];
     [[unroll]] for (uint r = 0; r < RO; ++r)
       [[unroll]] for (uint k = 0; k < KS; ++k) s[r][k] = 0.0;
+#if ABLATE_S
+    o[0].x += PAIR(k_sh[tid % (DP * BK / 2)], 0).x; // the tile's keys still read
+#else
     for (uint dp = 0; dp < DP; ++dp) {
       vec2 kv[KS];
       [[unroll]] for (uint k2 = 0; k2 < KS / 2; ++k2) {
@@ -232,6 +250,7 @@ void main() {
             s[r4 * 4 + e][k] = fma(q_even[e], kv[k].x, fma(q_odd[e], kv[k].y, s[r4 * 4 + e][k]));
       }
     }
+#endif
     // Masks: keys past the end, and keys after the query (causal).
     [[unroll]] for (uint k = 0; k < KS; ++k) {
       uint j = t0 + cg * KS + k;
@@ -239,6 +258,10 @@ void main() {
         if (j >= nkt || (pc.causal != 0 && j > q0 + r0 + r)) s[r][k] = MASKED;
     }
 
+#if ABLATE_SOFTMAX
+    float alpha[RO];
+    [[unroll]] for (uint r = 0; r < RO; ++r) alpha[r] = 1.0;
+#else
     // This invocation's row maxima, then the row group's: through shuffles (sg_rows), or through
     // the partials in shared memory, which every invocation of the row group reads.
     vec4 tile_max[RO / 4];
@@ -273,14 +296,19 @@ void main() {
         m[r] = m_new;
       }
     }
+#endif
     // P = exp2(S c2 - m) -> shared ([key][query]); own row sums.
     float sum[RO];
     [[unroll]] for (uint r = 0; r < RO; ++r) sum[r] = 0.0;
     [[unroll]] for (uint k = 0; k < KS; ++k) {
       [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) {
         vec4 p;
-#ifdef ATTN_PACKED_PV
+#if ABLATE_SOFTMAX
+        [[unroll]] for (uint e = 0; e < 4; ++e) p[e] = s[r4 * 4 + e][k] * c2;
+#elif defined(ATTN_PACKED_PV)
         [[unroll]] for (uint e = 0; e < 4; ++e) p[e] = exp2(fma(s[r4 * 4 + e][k], c2, -m[r4 * 4 + e]));
+#endif
+#ifdef ATTN_PACKED_PV
         f16vec4 ph = f16vec4(p);
         p = vec4(ph); // the row sums add the weights that P·V multiplies
         [[unroll]] for (uint e = 0; e < 4; ++e) sum[r4 * 4 + e] += p[e];
@@ -288,7 +316,9 @@ void main() {
 #else
         [[unroll]] for (uint e = 0; e < 4; ++e) {
           uint r = r4 * 4 + e;
+#if !ABLATE_SOFTMAX
           p[e] = exp2(fma(s[r][k], c2, -m[r]));
+#endif
           sum[r] += p[e];
         }
         p_sh[P_AT(cg * KS + k, r0 / 4 + r4)] = p;
@@ -303,7 +333,9 @@ void main() {
     if (more) store_k_tile();
 
     // O += P V.
-#ifdef ATTN_PACKED_PV
+#if ABLATE_PV
+    o[0].y += PAIR(v_sh[tid % (BK * D / 4)], 1).y; // the tile's values still read
+#elif defined(ATTN_PACKED_PV)
     for (uint k0 = 0; k0 < BK; k0 += PV_RUN) {
       f16vec2 acc[RO][2]; // columns 4cg, 4cg+1 and 4cg+2, 4cg+3 of each row, this run of keys
       [[unroll]] for (uint r = 0; r < RO; ++r) acc[r][0] = acc[r][1] = f16vec2(0.0hf);
@@ -347,6 +379,9 @@ void main() {
       uint qi = q0 + r0 + r4 * 4 + e;
       if (qi >= pc.nq) continue;
       vec4 y = o[r4 * 4 + e] / sum[e]; // sum >= 1: the row max contributes exp2(0)
+#if ATTN_ABLATE != 0
+      y += sum[e] * c2 * 1e-20; // keeps the row sums (and through them S and P) live, changing nothing
+#endif
       uint base = (b * pc.nq + qi) * (pc.heads * D) + h * D + cg * 4;
       o_buf[base] = STORE(y.x);
       o_buf[base + 1] = STORE(y.y);

@@ -30,6 +30,15 @@ foreach(dt f32 f16)
         z123_shader(NAME attention_d${d}_t${nt}_pv16_${dt} SOURCE attention.comp
                     DEFINES HEAD_DIM=${d} ATTN_TILED ATTN_NT=${nt} ATTN_RO=4 ATTN_KS=${ks} ATTN_PACKED_PV PV_RUN=16
                     ${dt_defs})
+        if(d EQUAL 64)
+          # The UNet's kernel with one part taken away (ATTN_ABLATE 1-5, common/attention_tiled.glsl),
+          # for zero123pp-bench-attn-ceiling: wrong results by design, bench-only.
+          foreach(mode 1 2 3 4 5)
+            z123_shader(NAME attention_d${d}_t${nt}_pv16_ablate${mode}_${dt} SOURCE attention.comp
+                        DEFINES HEAD_DIM=${d} ATTN_TILED ATTN_NT=${nt} ATTN_RO=4 ATTN_KS=${ks} ATTN_PACKED_PV
+                        PV_RUN=16 ATTN_ABLATE=${mode} ${dt_defs} BENCH)
+          endforeach()
+        endif()
       endif()
     endforeach()
   endforeach()

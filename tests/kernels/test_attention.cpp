@@ -388,6 +388,87 @@ TEST_F(Attention, TiledPackedAndFp32Products) {
   }
 }
 
+// The tiled kernel's bench-only ablations (zero123pp-bench-attn-ceiling): each one runs under the
+// validation layer, writes every output, and changes it (a mode its variant compiled out would
+// not), and a route without them is refused before anything is recorded.
+TEST_F(Attention, TiledAblationsRunAndChangeTheOutput) {
+  tuning_.portable_arith = Tuning::PortableArith::Packed;
+  kernels::Kernels kern(device(), tuning_);
+  kern.set_attention_path(Path::Portable);
+  Case c;
+  c.dtype = DType::F16;
+  c.nq = 150;
+  c.nk = 90;
+  c.nk2 = 45;
+  const std::string full_shader =
+      kernels::choose_attention_kernel(kern, c.dtype, c.head_dim, false, true, c.nq, c.heads * c.batch).shader;
+  std::string first = full_shader;
+  first.insert(first.size() - 4, "_ablate1");
+  if (!vk::find_shader(first))
+    GTEST_SKIP() << first << " is bench-only; configure with -DZ123_BENCH_VARIANTS=ON to test it";
+  const uint64_t seed = test::test_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const int64_t hd = c.heads * c.head_dim;
+  HostTensor q = make_input(device(), c, {c.batch, c.nq, hd}, seed, "q");
+  HostTensor k = make_input(device(), c, {c.batch, c.nk, hd}, seed + 1, "k");
+  HostTensor v = make_input(device(), c, {c.batch, c.nk, hd}, seed + 2, "v");
+  HostTensor k2 = make_input(device(), c, {c.batch, c.nk2, hd}, seed + 3, "k2");
+  HostTensor v2 = make_input(device(), c, {c.batch, c.nk2, hd}, seed + 4, "v2");
+  const kernels::AttentionParams p{c.heads, c.head_dim, 0.0f, false};
+  auto run = [&](int ablation) {
+    Tensor out = make_tensor(device(), c.dtype, {c.batch, c.nq, hd}, "out");
+    test::poison(device(), out);
+    vk::Recording rec(device());
+    if (ablation == 0)
+      kernels::attention(kern, rec, {&q.t}, {&k.t}, {&v.t}, out, p, {&k2.t}, {&v2.t});
+    else
+      kernels::detail::attention_ablated(kern, rec, {&q.t}, {&k.t}, {&v.t}, out, p, {&k2.t}, {&v2.t}, ablation);
+    rec.finish();
+    device().run(rec);
+    return download(device(), out);
+  };
+  const std::vector<float> full = run(0);
+  for (int mode = 1; mode <= kernels::detail::kAttentionAblations; ++mode) {
+    SCOPED_TRACE("ablation " + std::to_string(mode));
+    const std::vector<float> got = run(mode);
+    size_t poisoned = 0, changed = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (got[i] == test::kPoisonValue) ++poisoned;
+      if (!(std::fabs(got[i] - full[i]) <= 1e-3f)) ++changed;
+    }
+    EXPECT_EQ(poisoned, 0u);
+    EXPECT_GT(changed, got.size() / 2) << "of " << got.size() << " outputs";
+  }
+  // fp32 storage takes the tiled kernel without packed P·V, which has no ablations; and a mode
+  // past the last is refused.
+  auto expect_kind = [&](ErrorKind kind, auto&& fn, const char* what) {
+    try {
+      fn();
+      ADD_FAILURE() << what << ": no exception";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), kind) << what << ": " << e.what();
+    }
+  };
+  Case f32 = c;
+  f32.dtype = DType::F32;
+  HostTensor q32 = make_input(device(), f32, {c.batch, c.nq, hd}, seed, "q32");
+  Tensor out32 = make_tensor(device(), DType::F32, {c.batch, c.nq, hd}, "out32");
+  Tensor out16 = make_tensor(device(), DType::F16, {c.batch, c.nq, hd}, "out16");
+  vk::Recording rec(device());
+  expect_kind(
+      ErrorKind::Unsupported,
+      [&] { kernels::detail::attention_ablated(kern, rec, {&q32.t}, {&q32.t}, {&q32.t}, out32, p, {}, {}, 1); },
+      "fp32");
+  expect_kind(
+      ErrorKind::InvalidArgument,
+      [&] {
+        kernels::detail::attention_ablated(kern, rec, {&q.t}, {&k.t}, {&v.t}, out16, p, {}, {},
+                                           kernels::detail::kAttentionAblations + 1);
+      },
+      "mode past the last");
+  EXPECT_EQ(rec.dispatch_count(), 0u);
+}
+
 TEST_F(Attention, WrongArgumentsThrow) {
   kernels::Kernels kern(device());
   auto t = [&](std::vector<int64_t> s, DType dt = DType::F32) { return make_tensor(device(), dt, s, "t"); };

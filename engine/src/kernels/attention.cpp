@@ -83,8 +83,12 @@ bool attention_supports_head_dim(int64_t head_dim) {
 // cooperative-matrix variants for these two.
 bool attention_coopmat_supports(int64_t head_dim) { return head_dim == 64 || head_dim == 80; }
 
-void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, AttnOperand k_in, AttnOperand v_in,
-               const Tensor& out, const AttentionParams& p, AttnOperand k2_in, AttnOperand v2_in) {
+namespace {
+
+// attention() and detail::attention_ablated(): ablate 0 runs the chosen kernel, 1-5 its bench-only
+// ablation (shaders/variants/attention.cmake), which only the tiled portable fp16 kernel has.
+void record_attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, AttnOperand k_in, AttnOperand v_in,
+                      const Tensor& out, const AttentionParams& p, AttnOperand k2_in, AttnOperand v2_in, int ablate) {
   if (p.heads <= 0 || p.head_dim <= 0)
     throw invalid_argument(std::string(kOp) + ": heads (" + std::to_string(p.heads) + ") and head_dim (" +
                            std::to_string(p.head_dim) + ") must be positive");
@@ -138,14 +142,39 @@ void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, AttnOpera
                             std::to_string(k.n + (second ? k2.n : 0)) + "x" + std::to_string(p.head_dim);
   auto by4 = [](const Operand& o) { return o.stride % 4 == 0 && o.offset % 4 == 0; };
   const bool vec4 = by4(q) && by4(k) && by4(v) && (!second || (by4(k2) && by4(v2)));
+  std::string shader = kernel.shader;
+  if (ablate != 0) {
+    const std::string tail = "_pv16_f16"; // the tiled portable kernel with packed P·V
+    if (shader.size() < tail.size() || shader.compare(shader.size() - tail.size(), tail.size(), tail) != 0)
+      throw unsupported(std::string(kOp) + ": ablation " + std::to_string(ablate) + " exists for the tiled portable " +
+                        "kernel with packed P·V only; this problem takes " + kernel.shader);
+    shader.insert(shader.size() - 4, "_ablate" + std::to_string(ablate));
+  }
   const vk::Pipeline& pipe = kernels.pipeline(
-      kernel.shader, 6, sizeof(Push),
-      kernel.takes_vec4 ? std::vector<uint32_t>{vec4 ? 1u : 0u} : std::vector<uint32_t>{}, kernel.subgroup);
+      shader, 6, sizeof(Push), kernel.takes_vec4 ? std::vector<uint32_t>{vec4 ? 1u : 0u} : std::vector<uint32_t>{},
+      kernel.subgroup);
   rec.dispatch(pipe,
                {vk::in(q.t->buf()), vk::in(k.t->buf()), vk::in(v.t->buf()), vk::in(k2.t->buf()), vk::in(v2.t->buf()),
                 vk::out(out.buf())},
                &push, sizeof push, div_up(q.n, kernel.queries_per_group), u32(p.heads), u32(batch), shape);
 }
+
+} // namespace
+
+void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q, AttnOperand k, AttnOperand v, const Tensor& out,
+               const AttentionParams& p, AttnOperand k2, AttnOperand v2) {
+  record_attention(kernels, rec, q, k, v, out, p, k2, v2, 0);
+}
+
+namespace detail {
+void attention_ablated(Kernels& kernels, vk::Recording& rec, AttnOperand q, AttnOperand k, AttnOperand v,
+                       const Tensor& out, const AttentionParams& p, AttnOperand k2, AttnOperand v2, int ablation) {
+  if (ablation < 1 || ablation > kAttentionAblations)
+    throw invalid_argument(std::string(kOp) + ": ablation " + std::to_string(ablation) + " is not 1-" +
+                           std::to_string(kAttentionAblations));
+  record_attention(kernels, rec, q, k, v, out, p, k2, v2, ablation);
+}
+} // namespace detail
 
 std::string portable_attention_variant(int64_t head_dim, int64_t invocations, bool packed_pv, DType dtype) {
   const std::string base = "attention_d" + std::to_string(head_dim);

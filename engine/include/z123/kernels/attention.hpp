@@ -54,6 +54,17 @@ struct AttentionParams {
 void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q, AttnOperand k, AttnOperand v, const Tensor& out,
                const AttentionParams& p, AttnOperand k2 = {}, AttnOperand v2 = {});
 
+namespace detail {
+// attention() on the bench-only ablation `ablation` (1-kAttentionAblations) of the kernel it
+// would run, which must be the tiled portable fp16 kernel with packed P·V (Unsupported otherwise;
+// a build without Z123_BENCH_VARIANTS fails at the pipeline, naming the option). The output is
+// wrong by design: common/attention_tiled.glsl (ATTN_ABLATE) lists what each one leaves out.
+// For zero123pp-bench-attn-ceiling only.
+constexpr int kAttentionAblations = 5;
+void attention_ablated(Kernels& kernels, vk::Recording& rec, AttnOperand q, AttnOperand k, AttnOperand v,
+                       const Tensor& out, const AttentionParams& p, AttnOperand k2, AttnOperand v2, int ablation);
+} // namespace detail
+
 // The kernel attention() runs for a problem of this storage type, head size and masking on this
 // context: its variant name (shaders/variants/attention.cmake), the queries one workgroup takes,
 // and the subgroup size its pipeline requires (0: any). `aligned`: every row stride and column

@@ -1,0 +1,134 @@
+// zero123pp-bench-attn-ceiling [--device SEL] [--reps N]
+//
+// What bounds the tiled portable attention (common/attention_tiled.glsl), the largest part of the
+// portable step: the UNet's level-0 and level-1 attention timed as the engine runs it and with one
+// part taken away at a time (ATTN_ABLATE, kernels::detail::attention_ablated):
+//   full        the engine's kernel
+//   no P·V      S, the softmax and P's stores, no O += P·V
+//   no S        every score 0: the softmax and P·V on constant weights
+//   no softmax  P = the scaled scores: no row maxima, shuffles, exp2 or rescaling
+//   no loads    every tile the first one's keys and values: no global loads after the first
+//   tiles only  global loads, shared-memory stores and barriers
+// What a part costs is roughly the full time less the time without it; the parts overlap, so the
+// differences need not add up to the whole. Run it where the tiled kernel is the route
+// (Z123_FORCE_PORTABLE=1 on a GPU with matrix units); it refuses otherwise, and needs a build with
+// Z123_BENCH_VARIANTS=ON. Prints the median of 3 submissions of N repetitions each, after ~0.3 s
+// of warm-up, and the rate the full kernel's multiply-adds would have at that time.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "z123/error.hpp"
+#include "z123/kernels/attention.hpp"
+#include "z123/kernels/kernels.hpp"
+#include "z123/tensor.hpp"
+#include "z123/vk/device.hpp"
+#include "z123/vk/recording.hpp"
+
+using namespace z123;
+using namespace z123::kernels;
+
+namespace {
+
+Tensor random_tensor(vk::Device& dev, std::vector<int64_t> shape, const std::string& name) {
+  Tensor t = make_tensor(dev, DType::F16, std::move(shape), name);
+  std::vector<float> v(static_cast<size_t>(t.numel()));
+  uint32_t s = 12345u + static_cast<uint32_t>(v.size());
+  for (auto& x : v) {
+    s = s * 1664525u + 1013904223u;
+    x = static_cast<float>(s >> 8) / 16777216.0f * 2.0f - 1.0f;
+  }
+  upload(dev, t, v);
+  return t;
+}
+
+// Median milliseconds of one repetition of body: `reps` repetitions between timestamps per
+// submission, submitted until ~0.3 s of GPU work has run, then 3 submissions timed.
+double median_ms(vk::Device& dev, int reps, const std::function<void(vk::Recording&)>& body) {
+  vk::Recording rec(dev, static_cast<uint32_t>(reps + 1));
+  rec.timestamp("start");
+  for (int r = 0; r < reps; ++r) {
+    body(rec);
+    rec.timestamp("rep");
+  }
+  double warm_ms = 0;
+  for (int i = 0; i < 200 && (i < 2 || warm_ms < 300.0); ++i) {
+    dev.run(rec);
+    for (const auto& t : rec.timings()) warm_ms += t.second;
+  }
+  std::vector<double> t;
+  for (int sub = 0; sub < 3; ++sub) {
+    dev.run(rec);
+    for (const auto& x : rec.timings())
+      if (x.first == "rep") t.push_back(x.second);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  std::string device_sel;
+  int reps = 10;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--device" && i + 1 < argc)
+      device_sel = argv[++i];
+    else if (a == "--reps" && i + 1 < argc)
+      reps = std::max(3, std::atoi(argv[++i]));
+    else {
+      std::printf("usage: zero123pp-bench-attn-ceiling [--device SEL] [--reps N]\n");
+      return a == "--help" ? 0 : 2;
+    }
+  }
+  try {
+    vk::Instance instance;
+    vk::Device dev(instance, vk::choose_device(instance, device_sel));
+    Kernels k(dev);
+    std::printf("device: %s, driver %s; %d repetitions per submission\n", dev.info().name.c_str(),
+                dev.info().driver_info.c_str(), reps);
+    struct Problem {
+      const char* name;
+      int64_t b, heads, nq, nk, nk2;
+    };
+    const char* const kModes[] = {"full", "no P·V", "no S", "no softmax", "no loads", "tiles only"};
+    static_assert(sizeof kModes / sizeof kModes[0] == detail::kAttentionAblations + 1);
+    for (Problem s : {Problem{"L0 ref-attn 2x5x9600x13696x64", 2, 5, 9600, 9600, 4096},
+                      Problem{"L1 ref-attn 2x10x2400x3424x64", 2, 10, 2400, 2400, 1024}}) {
+      const int64_t d = 64, C = s.heads * d;
+      Tensor q = random_tensor(dev, {s.b, s.nq, C}, "q"), kt = random_tensor(dev, {s.b, s.nk, C}, "k"),
+             v = random_tensor(dev, {s.b, s.nk, C}, "v"), k2 = random_tensor(dev, {s.b, s.nk2, C}, "k2"),
+             v2 = random_tensor(dev, {s.b, s.nk2, C}, "v2");
+      Tensor o = make_tensor(dev, DType::F16, {s.b, s.nq, C}, "o");
+      const AttentionParams p{s.heads, d, 0.0f, false};
+      const std::string kernel = choose_attention_kernel(k, DType::F16, d, false, true, s.nq, s.heads * s.b).shader;
+      {
+        vk::Recording probe(dev); // never submitted: refuses a route without the ablations before any timing
+        detail::attention_ablated(k, probe, {&q}, {&kt}, {&v}, o, p, {&k2}, {&v2}, 1);
+      }
+      std::printf("%s (%s):\n", s.name, kernel.c_str());
+      const double macs = 2.0 * s.b * s.heads * s.nq * (s.nk + s.nk2) * d; // S and P·V
+      double full = 0;
+      for (int mode = 0; mode <= detail::kAttentionAblations; ++mode) {
+        const double ms = median_ms(dev, reps, [&](vk::Recording& r) {
+          if (mode == 0)
+            attention(k, r, {&q}, {&kt}, {&v}, o, p, {&k2}, {&v2});
+          else
+            detail::attention_ablated(k, r, {&q}, {&kt}, {&v}, o, p, {&k2}, {&v2}, mode);
+        });
+        if (mode == 0) full = ms;
+        std::printf("  %-11s %8.3f ms  (%+7.3f ms against full; full's work at this time: %5.1f TFLOP/s)\n",
+                    kModes[mode], ms, ms - full, 2.0 * macs / ms / 1e9);
+        std::fflush(stdout);
+      }
+    }
+    return 0;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "zero123pp-bench-attn-ceiling: %s\n", e.what());
+    return 1;
+  }
+}
