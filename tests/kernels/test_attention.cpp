@@ -196,6 +196,17 @@ Case with(Case c, DType dt, Path path = Path::Portable) {
   return c;
 }
 
+// Expects fn() to throw an Error of this kind; `what` names the case in a failure.
+template <typename Fn>
+void expect_kind(ErrorKind kind, Fn&& fn, const char* what) {
+  try {
+    fn();
+    ADD_FAILURE() << what << ": no exception";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), kind) << what << ": " << e.what();
+  }
+}
+
 const DType kDtypes[] = {DType::F32, DType::F16};
 
 } // namespace
@@ -441,14 +452,6 @@ TEST_F(Attention, TiledAblationsRunAndChangeTheOutput) {
   }
   // fp32 storage takes the tiled kernel without packed P·V, which has no ablations; and a mode
   // past the last is refused.
-  auto expect_kind = [&](ErrorKind kind, auto&& fn, const char* what) {
-    try {
-      fn();
-      ADD_FAILURE() << what << ": no exception";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), kind) << what << ": " << e.what();
-    }
-  };
   Case f32 = c;
   f32.dtype = DType::F32;
   HostTensor q32 = make_input(device(), f32, {c.batch, c.nq, hd}, seed, "q32");
@@ -477,14 +480,6 @@ TEST_F(Attention, WrongArgumentsThrow) {
   Tensor narrow = t({2, 7, 120}), q2d = t({10, 128}), out_bad = t({2, 5, 64});
   kernels::AttentionParams p{2, 64};
   vk::Recording rec(device());
-  auto expect_kind = [&](ErrorKind kind, auto&& fn, const char* what) {
-    try {
-      fn();
-      ADD_FAILURE() << what << ": no exception";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), kind) << what << ": " << e.what();
-    }
-  };
   const ErrorKind bad = ErrorKind::InvalidArgument;
   expect_kind(
       bad, [&] { kernels::attention(kern, rec, {&q}, {&k}, {&v_short}, out, p); }, "k/v token mismatch");
