@@ -413,8 +413,7 @@ TEST_F(Attention, TiledAblationsRunAndChangeTheOutput) {
   c.nk2 = 45;
   const std::string full_shader =
       kernels::choose_attention_kernel(kern, c.dtype, c.head_dim, false, true, c.nq, c.heads * c.batch).shader;
-  std::string first = full_shader;
-  first.insert(first.size() - 4, "_ablate1");
+  const std::string first = kernels::detail::ablated_attention_variant(full_shader, 1);
   if (!vk::find_shader(first))
     GTEST_SKIP() << first << " is bench-only; configure with -DZ123_BENCH_VARIANTS=ON to test it";
   const uint64_t seed = test::test_seed();

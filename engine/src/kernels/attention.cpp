@@ -148,7 +148,7 @@ void record_attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, At
     if (shader.size() < tail.size() || shader.compare(shader.size() - tail.size(), tail.size(), tail) != 0)
       throw unsupported(std::string(kOp) + ": ablation " + std::to_string(ablate) + " exists for the tiled portable " +
                         "kernel with packed P·V only; this problem takes " + kernel.shader);
-    shader.insert(shader.size() - 4, "_ablate" + std::to_string(ablate));
+    shader = detail::ablated_attention_variant(shader, ablate);
   }
   const vk::Pipeline& pipe = kernels.pipeline(
       shader, 6, sizeof(Push), kernel.takes_vec4 ? std::vector<uint32_t>{vec4 ? 1u : 0u} : std::vector<uint32_t>{},
@@ -167,6 +167,11 @@ void attention(Kernels& kernels, vk::Recording& rec, AttnOperand q, AttnOperand 
 }
 
 namespace detail {
+std::string ablated_attention_variant(const std::string& variant, int ablation) {
+  return variant.substr(0, variant.size() - 4) + "_ablate" + std::to_string(ablation) +
+         variant.substr(variant.size() - 4);
+}
+
 void attention_ablated(Kernels& kernels, vk::Recording& rec, AttnOperand q, AttnOperand k, AttnOperand v,
                        const Tensor& out, const AttentionParams& p, AttnOperand k2, AttnOperand v2, int ablation) {
   if (ablation < 1 || ablation > kAttentionAblations)

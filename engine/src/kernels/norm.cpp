@@ -150,8 +150,7 @@ void group_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Ten
   expect_no_alias(op, y, x);
   expect_no_alias(op, y, gamma);
   expect_no_alias(op, y, beta);
-  if (x.numel() >= (int64_t(1) << 31))
-    throw invalid_argument(std::string(op) + ": " + x.describe() + " has more than 2^31 elements");
+  expect_indexable(op, x);
   const int64_t G = groups, cpg = C / G;
 
   GroupNormPush p{};
@@ -226,8 +225,7 @@ void layer_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Ten
   check_param(op, "beta", beta, x, C);
   expect_shape(op, "y", y, x.shape);
   expect_same_dtype(op, x, y);
-  if (x.numel() >= (int64_t(1) << 31))
-    throw invalid_argument(std::string(op) + ": " + x.describe() + " has more than 2^31 elements");
+  expect_indexable(op, x);
   // One row per subgroup: as many rows per workgroup as it has subgroups (at the device's
   // reported subgroup size; the shader loops, so another actual size only costs speed).
   const uint32_t threads = 256;

@@ -61,6 +61,8 @@ namespace detail {
 // wrong by design: common/attention_tiled.glsl (ATTN_ABLATE) lists what each one leaves out.
 // For zero123pp-bench-attn-ceiling only.
 constexpr int kAttentionAblations = 5;
+// The bench-only variant of ablation `ablation` of the tiled kernel `variant` ("…_pv16_f16").
+std::string ablated_attention_variant(const std::string& variant, int ablation);
 void attention_ablated(Kernels& kernels, vk::Recording& rec, AttnOperand q, AttnOperand k, AttnOperand v,
                        const Tensor& out, const AttentionParams& p, AttnOperand k2, AttnOperand v2, int ablation);
 } // namespace detail
