@@ -1,4 +1,4 @@
-// zero123pp-bench-attn-ceiling [--device SEL] [--reps N]
+// zero123pp-bench-attn-ceiling [--device SEL] [--reps N] [--trials]
 //
 // What bounds the tiled portable attention (common/attention_tiled.glsl), the largest part of the
 // portable step: the UNet's level-0 and level-1 attention timed as the engine runs it and with one
@@ -14,6 +14,8 @@
 // (Z123_FORCE_PORTABLE=1 on a GPU with matrix units); it refuses otherwise, and needs a build with
 // Z123_BENCH_VARIANTS=ON. Prints the median of 3 submissions of N repetitions each, after ~0.3 s
 // of warm-up, and the rate the full kernel's multiply-adds would have at that time.
+// --trials: instead of the ablations, the full kernel and each of its bench-only trials
+// (kernels::tiled_attention_trials, Z123_ATTN_TILED_TRIAL), then the full kernel again (drift).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -74,14 +76,17 @@ double median_ms(vk::Device& dev, int reps, const std::function<void(vk::Recordi
 int main(int argc, char** argv) {
   std::string device_sel;
   int reps = 10;
+  bool trials = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--device" && i + 1 < argc)
       device_sel = argv[++i];
     else if (a == "--reps" && i + 1 < argc)
       reps = std::max(3, std::atoi(argv[++i]));
+    else if (a == "--trials")
+      trials = true;
     else {
-      std::printf("usage: zero123pp-bench-attn-ceiling [--device SEL] [--reps N]\n");
+      std::printf("usage: zero123pp-bench-attn-ceiling [--device SEL] [--reps N] [--trials]\n");
       return a == "--help" ? 0 : 2;
     }
   }
@@ -112,6 +117,22 @@ int main(int argc, char** argv) {
       }
       std::printf("%s (%s):\n", s.name, kernel.c_str());
       const double macs = 2.0 * s.b * s.heads * s.nq * (s.nk + s.nk2) * d; // S and P·V
+      if (trials) {
+        std::vector<std::string> names{""};
+        for (const std::string& t : tiled_attention_trials()) names.push_back(t);
+        names.push_back("");
+        for (const std::string& t : names) {
+          Tuning tuning = dev.tuning();
+          tuning.attn_tiled_trial = t;
+          Kernels kt_kernels(dev, tuning);
+          const double ms = median_ms(
+              dev, reps, [&](vk::Recording& r) { attention(kt_kernels, r, {&q}, {&kt}, {&v}, o, p, {&k2}, {&v2}); });
+          std::printf("  %-11s %8.3f ms  (%5.1f TFLOP/s)\n", t.empty() ? "default" : t.c_str(), ms,
+                      2.0 * macs / ms / 1e9);
+          std::fflush(stdout);
+        }
+        continue;
+      }
       double full = 0;
       for (int mode = 0; mode <= detail::kAttentionAblations; ++mode) {
         const double ms = median_ms(dev, reps, [&](vk::Recording& r) {

@@ -51,12 +51,40 @@
 //   4  no global loads after the first tile (every tile holds the first one's keys and values)
 //   5  the tiles alone: global loads, the K, V and P stores and barriers; no S, softmax or P·V
 // Whatever a mode leaves out still reaches the output (below), so the compiler keeps the rest.
+// Trials (bench-only variants named by Z123_ATTN_TILED_TRIAL, shaders/variants/attention.cmake;
+// same results up to the rounding noted), each a candidate for the default:
+//   ATTN_LOAD8       K and V tiles read from global memory 8 halves (16 bytes) at a time where
+//                    every stride and offset is a multiple of 8 (spec constant VEC8)
+//   ATTN_V_LATE      the next V tile's loads issued after S instead of before it (fewer registers
+//                    live during S; V's latency hidden behind the softmax and P·V)
+//   ATTN_FULL_NOMASK the key masks skipped on tiles inside the sequence of a non-causal problem
+//   ATTN_LAZY        a row's running max raised only when a tile's max exceeds it by more than
+//                    LAZY_LOG2 (log2 units): P's weights stay <= 2^LAZY_LOG2, and the rescaling of
+//                    O and the row sums is skipped by invocations whose rows all kept theirs
+//   ATTN_UNROLL      the S and P·V loops unrolled by the shader rather than left to the driver
+//   ATTN_UNROLL_RUNS P·V's loop over runs of keys unrolled too
+//   ATTN_K32         K fp32 in shared memory ([d][key], converted once when stored instead of in
+//                    every S): 48 KiB at 256 invocations; needs ATTN_LOAD8 and KS 4
+//   ATTN_SUM_FP32    the row sums add the fp32 weights, not their fp16 roundings that P·V takes
 #ifndef ATTN_ABLATE
 #define ATTN_ABLATE 0
 #endif
 #define ABLATE_S (ATTN_ABLATE == 2 || ATTN_ABLATE == 5)
 #define ABLATE_SOFTMAX (ATTN_ABLATE == 3 || ATTN_ABLATE == 5)
 #define ABLATE_PV (ATTN_ABLATE == 1 || ATTN_ABLATE == 5)
+#ifdef ATTN_UNROLL
+#define TRIAL_UNROLL [[unroll]]
+#else
+#define TRIAL_UNROLL
+#endif
+#ifdef ATTN_UNROLL_RUNS
+#define TRIAL_UNROLL_RUNS [[unroll]]
+#else
+#define TRIAL_UNROLL_RUNS
+#endif
+#ifndef LAZY_LOG2
+#define LAZY_LOG2 3.0
+#endif
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -83,6 +111,14 @@ layout(local_size_x = NT) in;
 // The same buffers read 4 elements at a time (one 8- or 16-byte load): spec constant VEC4, set
 // where every row stride and column offset is a multiple of 4 (attention.cpp).
 layout(constant_id = 0) const bool VEC4 = false;
+#ifdef ATTN_LOAD8
+#if !defined(DTYPE_F16) || (D % 8) != 0
+#error "8-half loads are for fp16 storage and head sizes that are multiples of 8"
+#endif
+// The same buffers 8 halves at a time: spec constant VEC8, set where every row stride and column
+// offset is a multiple of 8 (attention.cpp).
+layout(constant_id = 1) const bool VEC8 = false;
+#endif
 
 // PAIRS: two pairs of consecutive head elements of one row (4 elements), the unit of the global
 // loads and of shared memory. PAIR(x, i): pair i as a vec2.
@@ -110,9 +146,22 @@ layout(std430, binding = 1) readonly buffer KBufV { PAIRS k_v[]; };
 layout(std430, binding = 2) readonly buffer VBufV { PAIRS v_v[]; };
 layout(std430, binding = 3) readonly buffer K2BufV { PAIRS k2_v[]; };
 layout(std430, binding = 4) readonly buffer V2BufV { PAIRS v2_v[]; };
+#ifdef ATTN_LOAD8
+layout(std430, binding = 1) readonly buffer KBufV8 { uvec4 k_v8[]; };
+layout(std430, binding = 2) readonly buffer VBufV8 { uvec4 v_v8[]; };
+layout(std430, binding = 3) readonly buffer K2BufV8 { uvec4 k2_v8[]; };
+layout(std430, binding = 4) readonly buffer V2BufV8 { uvec4 v2_v8[]; };
+#endif
 
 shared vec4 q_sh[D * QB / 4];   // Q:  [d][query], fp32 (converted once, read for every tile)
+#ifdef ATTN_K32
+#if !defined(ATTN_LOAD8) || KS != 4
+#error "K fp32 in shared memory is written by the 8-half loads and read 4 keys at a time"
+#endif
+shared vec4 k_sh32[D * BK / 4]; // K:  [d][key], fp32
+#else
 shared PAIRS k_sh[DP * BK / 2];  // K:  [pair of d][key / 2]
+#endif
 shared PAIRS v_sh[BK * D / 4];   // V:  [key][d / 4]
 // P: [key][query / 4] with the 4-query column swizzled by key (P_AT: spreads a tile's stores over
 // the banks without padding): fp32, or fp16 with ATTN_PACKED_PV (4 halves a column). The row
@@ -159,10 +208,83 @@ PAIRS load_key(bool value, uint b, uint h, uint j, uint c, uint nkt) {
   return PAIRS(0);
 }
 
+#ifdef ATTN_LOAD8
+// Units of 8 halves: key j's elements 8c .. 8c+7 of head h (zero past the end), as 4 pairs.
+#define LOAD8(buf, base) (VEC8 ? buf##_v8[(base) / 8] : uvec4(LOADP(buf, base), LOADP(buf, (base) + 4)))
+uvec4 load_key8(bool value, uint b, uint h, uint j, uint c, uint nkt) {
+  c += h * D;
+  if (j < pc.nk) {
+    uint row = b * pc.nk + j;
+    return value ? LOAD8(v, row * pc.v_stride + pc.v_off + c) : LOAD8(k, row * pc.k_stride + pc.k_off + c);
+  }
+  if (j < nkt) {
+    uint row = b * pc.nk2 + (j - pc.nk);
+    return value ? LOAD8(v2, row * pc.v2_stride + pc.v2_off + c) : LOAD8(k2, row * pc.k2_stride + pc.k2_off + c);
+  }
+  return uvec4(0);
+}
+#define KV_UNITS (BK * (D / 8))              // uvec4 units per K (or V) tile
+#define KV_ITERS ((KV_UNITS + NT - 1) / NT)  // units per invocation
+uvec4 k_pre[KV_ITERS], v_pre[KV_ITERS];
+void prefetch_k(uint t0, uint b, uint h, uint nkt) {
+  [[unroll]] for (uint p = 0; p < KV_ITERS; ++p) {
+    uint idx = gl_LocalInvocationIndex + p * NT;
+    if (KV_UNITS % NT != 0 && idx >= KV_UNITS) break;
+    k_pre[p] = load_key8(false, b, h, t0 + idx % BK, (idx / BK) * 8, nkt); // consecutive keys
+  }
+}
+void prefetch_v(uint t0, uint b, uint h, uint nkt) {
+  [[unroll]] for (uint p = 0; p < KV_ITERS; ++p) {
+    uint idx = gl_LocalInvocationIndex + p * NT;
+    if (KV_UNITS % NT != 0 && idx >= KV_UNITS) break;
+    v_pre[p] = load_key8(true, b, h, t0 + idx / (D / 8), (idx % (D / 8)) * 8, nkt); // whole rows
+  }
+}
+void store_k_tile() {
+  [[unroll]] for (uint p = 0; p < KV_ITERS; ++p) {
+    uint idx = gl_LocalInvocationIndex + p * NT;
+    if (KV_UNITS % NT != 0 && idx >= KV_UNITS) break;
+    uint kk = idx % BK, c = idx / BK;
+#ifdef ATTN_K32
+    [[unroll]] for (uint e = 0; e < 4; ++e) {
+      vec2 f = unpackHalf2x16(k_pre[p][e]);
+      k_sh32[((8 * c + 2 * e) * BK + kk) / 4][kk % 4] = f.x;
+      k_sh32[((8 * c + 2 * e + 1) * BK + kk) / 4][kk % 4] = f.y;
+    }
+#else
+    [[unroll]] for (uint e = 0; e < 4; ++e) SET_PAIR(k_sh, (4 * c + e) * (BK / 2) + kk / 2, kk % 2, k_pre[p][e]);
+#endif
+  }
+}
+void store_v_tile() {
+  [[unroll]] for (uint p = 0; p < KV_ITERS; ++p) {
+    uint idx = gl_LocalInvocationIndex + p * NT;
+    if (KV_UNITS % NT != 0 && idx >= KV_UNITS) break;
+    v_sh[2 * idx] = v_pre[p].xy;
+    v_sh[2 * idx + 1] = v_pre[p].zw;
+  }
+}
+#else
 #define KV_UNITS (BK * (D / 4))              // PAIRS units per K (or V) tile
 #define KV_ITERS ((KV_UNITS + NT - 1) / NT)  // units per invocation
 PAIRS k_pre[KV_ITERS], v_pre[KV_ITERS];
 
+#ifdef ATTN_V_LATE
+void prefetch_k(uint t0, uint b, uint h, uint nkt) {
+  [[unroll]] for (uint p = 0; p < KV_ITERS; ++p) {
+    uint idx = gl_LocalInvocationIndex + p * NT;
+    if (KV_UNITS % NT != 0 && idx >= KV_UNITS) break;
+    k_pre[p] = load_key(false, b, h, t0 + idx % BK, (idx / BK) * 4, nkt);
+  }
+}
+void prefetch_v(uint t0, uint b, uint h, uint nkt) {
+  [[unroll]] for (uint p = 0; p < KV_ITERS; ++p) {
+    uint idx = gl_LocalInvocationIndex + p * NT;
+    if (KV_UNITS % NT != 0 && idx >= KV_UNITS) break;
+    v_pre[p] = load_key(true, b, h, t0 + idx / (D / 4), (idx % (D / 4)) * 4, nkt);
+  }
+}
+#endif
 void prefetch_tile(uint t0, uint b, uint h, uint nkt) {
   [[unroll]] for (uint p = 0; p < KV_ITERS; ++p) {
     uint idx = gl_LocalInvocationIndex + p * NT;
@@ -189,6 +311,13 @@ void store_v_tile() {
     v_sh[idx] = v_pre[p];
   }
 }
+#endif
+#ifdef ATTN_LOAD8
+void prefetch_tile(uint t0, uint b, uint h, uint nkt) {
+  prefetch_k(t0, b, h, nkt);
+  prefetch_v(t0, b, h, nkt);
+}
+#endif
 
 void main() {
   const uint b = gl_WorkGroupID.z, h = gl_WorkGroupID.y;
@@ -226,7 +355,11 @@ void main() {
   for (uint t0 = 0; t0 < kend; t0 += BK) {
     const bool more = t0 + BK < kend;
 #if ATTN_ABLATE != 4
+#ifdef ATTN_V_LATE
+    if (more) prefetch_k(t0 + BK, b, h, nkt); // in flight during S below
+#else
     if (more) prefetch_tile(t0 + BK, b, h, nkt); // in flight during S below
+#endif
 #endif
 
     // S block (unscaled), a pair of head elements at a time.
@@ -236,13 +369,18 @@ void main() {
 #if ABLATE_S
     o[0].x += PAIR(k_sh[tid % (DP * BK / 2)], 0).x; // the tile's keys still read
 #else
-    for (uint dp = 0; dp < DP; ++dp) {
+    TRIAL_UNROLL for (uint dp = 0; dp < DP; ++dp) {
       vec2 kv[KS];
+#ifdef ATTN_K32
+      vec4 k_even = k_sh32[(2 * dp) * (BK / 4) + cg], k_odd = k_sh32[(2 * dp + 1) * (BK / 4) + cg];
+      [[unroll]] for (uint k = 0; k < KS; ++k) kv[k] = vec2(k_even[k], k_odd[k]);
+#else
       [[unroll]] for (uint k2 = 0; k2 < KS / 2; ++k2) {
         PAIRS u = k_sh[dp * (BK / 2) + cg * (KS / 2) + k2];
         kv[2 * k2] = PAIR(u, 0);
         kv[2 * k2 + 1] = PAIR(u, 1);
       }
+#endif
       [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) {
         vec4 q_even = q_sh[(2 * dp * QB + r0) / 4 + r4], q_odd = q_sh[((2 * dp + 1) * QB + r0) / 4 + r4];
         [[unroll]] for (uint e = 0; e < 4; ++e)
@@ -251,7 +389,13 @@ void main() {
       }
     }
 #endif
+#if defined(ATTN_V_LATE) && ATTN_ABLATE != 4
+    if (more) prefetch_v(t0 + BK, b, h, nkt); // in flight during the softmax and P·V below
+#endif
     // Masks: keys past the end, and keys after the query (causal).
+#ifdef ATTN_FULL_NOMASK
+    if (t0 + BK > nkt || pc.causal != 0)
+#endif
     [[unroll]] for (uint k = 0; k < KS; ++k) {
       uint j = t0 + cg * KS + k;
       [[unroll]] for (uint r = 0; r < RO; ++r)
@@ -285,6 +429,9 @@ void main() {
       barrier(); // every partial is read before P overwrites them
     }
     float alpha[RO];
+#ifdef ATTN_LAZY
+    bool rescale = false;
+#endif
     [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) {
       [[unroll]] for (uint e = 0; e < 4; ++e) {
         uint r = r4 * 4 + e;
@@ -292,8 +439,17 @@ void main() {
         // old max (MASKED * c2 is far below any real score, or -inf for scales past ~1.1: either
         // way max() keeps m finite and exp2 gives 0).
         float m_new = max(m[r], tile_max[r4][e] * c2);
+#ifdef ATTN_LAZY
+        alpha[r] = 1.0;
+        if (m_new > m[r] + LAZY_LOG2) {
+          alpha[r] = exp2(m[r] - m_new);
+          m[r] = m_new;
+          rescale = true;
+        }
+#else
         alpha[r] = exp2(m[r] - m_new);
         m[r] = m_new;
+#endif
       }
     }
 #endif
@@ -310,7 +466,9 @@ void main() {
 #endif
 #ifdef ATTN_PACKED_PV
         f16vec4 ph = f16vec4(p);
+#ifndef ATTN_SUM_FP32
         p = vec4(ph); // the row sums add the weights that P·V multiplies
+#endif
         [[unroll]] for (uint e = 0; e < 4; ++e) sum[r4 * 4 + e] += p[e];
         p_sh[P_AT(cg * KS + k, r0 / 4 + r4)] = uvec2(packFloat2x16(ph.xy), packFloat2x16(ph.zw));
 #else
@@ -325,10 +483,20 @@ void main() {
 #endif
       }
     }
+#if defined(ATTN_LAZY) && !ABLATE_SOFTMAX
+    if (rescale) {
+      [[unroll]] for (uint r = 0; r < RO; ++r) {
+        l[r] *= alpha[r];
+        o[r] *= alpha[r];
+      }
+    }
+    [[unroll]] for (uint r = 0; r < RO; ++r) l[r] += sum[r];
+#else
     [[unroll]] for (uint r = 0; r < RO; ++r) {
       l[r] = l[r] * alpha[r] + sum[r];
       o[r] *= alpha[r];
     }
+#endif
     barrier(); // P is complete, and every S is done with K: the next tile's keys may replace it
     if (more) store_k_tile();
 
@@ -336,10 +504,10 @@ void main() {
 #if ABLATE_PV
     o[0].y += PAIR(v_sh[tid % (BK * D / 4)], 1).y; // the tile's values still read
 #elif defined(ATTN_PACKED_PV)
-    for (uint k0 = 0; k0 < BK; k0 += PV_RUN) {
+    TRIAL_UNROLL_RUNS for (uint k0 = 0; k0 < BK; k0 += PV_RUN) {
       f16vec2 acc[RO][2]; // columns 4cg, 4cg+1 and 4cg+2, 4cg+3 of each row, this run of keys
       [[unroll]] for (uint r = 0; r < RO; ++r) acc[r][0] = acc[r][1] = f16vec2(0.0hf);
-      for (uint kk = k0; kk < k0 + PV_RUN; ++kk) {
+      TRIAL_UNROLL for (uint kk = k0; kk < k0 + PV_RUN; ++kk) {
         uvec2 u = v_sh[kk * (D / 4) + cg];
         f16vec2 v01 = unpackFloat2x16(u.x), v23 = unpackFloat2x16(u.y);
         [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) {

@@ -10,6 +10,19 @@
 #   D 80:  64 queries per workgroup, 32-key tiles (20 KiB of K/V + 8 KiB of scores);
 #   D 512: 8 invocations per query (64 columns each), 16 queries, 4-key tiles (18 KiB shared),
 #          so the VAE's single 512-wide head fits lavapipe's 32 KiB of shared memory.
+# The tiled attention's trials: name:define[,define...] (see the foreach below).
+set(Z123_ATTN_TILED_TRIALS
+    ld8:ATTN_LOAD8 vlate:ATTN_V_LATE nomask:ATTN_FULL_NOMASK lazy:ATTN_LAZY unroll:ATTN_UNROLL pv32:PV_RUN=32
+    safe:ATTN_LOAD8,ATTN_V_LATE,ATTN_FULL_NOMASK,ATTN_LAZY
+    safepv32:ATTN_LOAD8,ATTN_V_LATE,ATTN_FULL_NOMASK,ATTN_LAZY,PV_RUN=32
+    fast:ATTN_UNROLL,ATTN_LOAD8,ATTN_FULL_NOMASK fastlazy:ATTN_UNROLL,ATTN_LOAD8,ATTN_FULL_NOMASK,ATTN_LAZY
+    fastruns:ATTN_UNROLL,ATTN_UNROLL_RUNS,ATTN_LOAD8,ATTN_FULL_NOMASK
+    fastpv32:ATTN_UNROLL,ATTN_LOAD8,ATTN_FULL_NOMASK,PV_RUN=32
+    fastsum:ATTN_UNROLL,ATTN_LOAD8,ATTN_FULL_NOMASK,ATTN_SUM_FP32)
+# Trials built for 256 invocations only (48 KiB of shared memory).
+set(Z123_ATTN_TILED_TRIALS_256
+    fastk32:ATTN_UNROLL,ATTN_LOAD8,ATTN_FULL_NOMASK,ATTN_K32
+    fastk32sum:ATTN_UNROLL,ATTN_LOAD8,ATTN_FULL_NOMASK,ATTN_K32,ATTN_SUM_FP32)
 foreach(dt f32 f16)
   set(dt_defs "")
   if(dt STREQUAL "f16")
@@ -37,6 +50,25 @@ foreach(dt f32 f16)
             z123_shader(NAME attention_d${d}_t${nt}_pv16_ablate${mode}_${dt} SOURCE attention.comp
                         DEFINES HEAD_DIM=${d} ATTN_TILED ATTN_NT=${nt} ATTN_RO=4 ATTN_KS=${ks} ATTN_PACKED_PV
                         PV_RUN=16 ATTN_ABLATE=${mode} ${dt_defs} BENCH)
+          endforeach()
+          # Candidates for the default (Z123_ATTN_TILED_TRIAL, common/attention_tiled.glsl's
+          # "Trials"), bench-only: the trial's name, then its defines. The list of names is
+          # kernels::tiled_attention_trials (attention.cpp); a test keeps the two in step.
+          set(trials ${Z123_ATTN_TILED_TRIALS})
+          if(nt EQUAL 256)
+            list(APPEND trials ${Z123_ATTN_TILED_TRIALS_256})
+          endif()
+          foreach(trial ${trials})
+            string(REPLACE ":" ";" trial_parts "${trial}")
+            list(POP_FRONT trial_parts trial_name)
+            string(REPLACE "," ";" trial_defs "${trial_parts}")
+            set(run_def PV_RUN=16)
+            if("PV_RUN=32" IN_LIST trial_defs)
+              set(run_def "")
+            endif()
+            z123_shader(NAME attention_d${d}_t${nt}_pv16_${trial_name}_${dt} SOURCE attention.comp
+                        DEFINES HEAD_DIM=${d} ATTN_TILED ATTN_NT=${nt} ATTN_RO=4 ATTN_KS=${ks} ATTN_PACKED_PV
+                        ${run_def} ${trial_defs} ${dt_defs} BENCH)
           endforeach()
         endif()
       endif()

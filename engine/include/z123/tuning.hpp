@@ -55,6 +55,9 @@ struct Tuning {
   // Z123_ATTN_TILED_INVOCATIONS=128|256: the register-tiled portable attention's workgroup size;
   // 0: 256 where the device has the shared memory for it, else 128.
   uint32_t attn_tiled_invocations = 0;
+  // Z123_ATTN_TILED_TRIAL=<trial> (kernels::tiled_attention_trials): that bench-only trial of the
+  // tiled portable attention; empty: the default kernel.
+  std::string attn_tiled_trial;
 
   // Z123_GN_DIRECT_MAX: the largest group (values) the GroupNorm's one-dispatch path takes.
   int64_t gn_direct_max = 16384;

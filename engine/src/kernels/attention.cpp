@@ -142,6 +142,9 @@ void record_attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, At
                             std::to_string(k.n + (second ? k2.n : 0)) + "x" + std::to_string(p.head_dim);
   auto by4 = [](const Operand& o) { return o.stride % 4 == 0 && o.offset % 4 == 0; };
   const bool vec4 = by4(q) && by4(k) && by4(v) && (!second || (by4(k2) && by4(v2)));
+  // 8-element loads (the ld8 trials) read K and V only.
+  const bool vec8 =
+      coopmat_aligned(k) && coopmat_aligned(v) && (!second || (coopmat_aligned(k2) && coopmat_aligned(v2)));
   std::string shader = kernel.shader;
   if (ablate != 0) {
     const std::string tail = "_pv16_f16"; // the tiled portable kernel with packed P·V
@@ -150,9 +153,10 @@ void record_attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, At
                         "kernel with packed P·V only; this problem takes " + kernel.shader);
     shader = detail::ablated_attention_variant(shader, ablate);
   }
-  const vk::Pipeline& pipe = kernels.pipeline(
-      shader, 6, sizeof(Push), kernel.takes_vec4 ? std::vector<uint32_t>{vec4 ? 1u : 0u} : std::vector<uint32_t>{},
-      kernel.subgroup);
+  const vk::Pipeline& pipe = kernels.pipeline(shader, 6, sizeof(Push),
+                                              kernel.takes_vec4 ? std::vector<uint32_t>{vec4 ? 1u : 0u, vec8 ? 1u : 0u}
+                                                                : std::vector<uint32_t>{},
+                                              kernel.subgroup);
   rec.dispatch(pipe,
                {vk::in(q.t->buf()), vk::in(k.t->buf()), vk::in(v.t->buf()), vk::in(k2.t->buf()), vk::in(v2.t->buf()),
                 vk::out(out.buf())},
@@ -193,6 +197,15 @@ bool portable_attention_packed_pv(const Kernels& kernels, int64_t head_dim, DTyp
 }
 
 std::vector<int64_t> portable_attention_invocations() { return {128, 256}; }
+
+const std::vector<std::string>& tiled_attention_trials() {
+  // Session 24 measured these against the default (bench/NOTES.md); each is a define of
+  // common/attention_tiled.glsl ("Trials"). New ones go here and in Z123_ATTN_TILED_TRIALS.
+  static const std::vector<std::string> trials{"ld8",      "vlate",    "nomask",   "lazy",    "unroll",
+                                               "pv32",     "safe",     "safepv32", "fast",    "fastlazy",
+                                               "fastruns", "fastpv32", "fastsum",  "fastk32", "fastk32sum"};
+  return trials;
+}
 
 const std::vector<std::string>& khr_attention_knob_values() {
   // Session 11 measured bench-only khrcm_cv_* alternatives here (lazy rescaling, 32-row
@@ -254,8 +267,13 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
                         std::to_string(kernels.device().info().max_shared_memory) + " bytes of shared memory, " +
                         std::to_string(kTiledAttention256SharedBytes) + " needed");
     const int64_t nt = want != 0 ? want : fits256 ? 256 : 128;
-    return {portable_attention_variant(head_dim, nt, portable_attention_packed_pv(kernels, head_dim, dtype), dtype),
-            tiled_queries_per_group(head_dim, nt), 0, true};
+    const bool packed_pv = portable_attention_packed_pv(kernels, head_dim, dtype);
+    std::string shader = portable_attention_variant(head_dim, nt, packed_pv, dtype);
+    // Measuring knob: Tuning::attn_tiled_trial (Z123_ATTN_TILED_TRIAL) takes that bench-only
+    // trial of the fp16 head-size-64 kernel with packed P·V.
+    if (const std::string& trial = kernels.tuning().attn_tiled_trial; !trial.empty() && head_dim == 64 && packed_pv)
+      shader = composed_variant(base + "_t" + std::to_string(nt) + "_pv16_" + trial, dtype);
+    return {shader, tiled_queries_per_group(head_dim, nt), 0, true};
   }
   if (!coopmat) return {portable_attention_variant(head_dim, 0, false, dtype), portable_queries_per_group(head_dim), 0};
 

@@ -78,6 +78,9 @@ Tuning Tuning::from_environment() {
   t.attn_cm2_rows = choice<uint32_t>("Z123_ATTN_CM2_ROWS", {{"64", 64}, {"128", 128}}, 64);
   t.attn_coopmat_generic = flag("Z123_ATTN_COOPMAT_GENERIC");
   t.attn_tiled_invocations = choice<uint32_t>("Z123_ATTN_TILED_INVOCATIONS", {{"128", 128}, {"256", 256}}, 0);
+  std::vector<std::pair<std::string, std::string>> trial_values;
+  for (const std::string& v : kernels::tiled_attention_trials()) trial_values.emplace_back(v, v);
+  t.attn_tiled_trial = choice<std::string>("Z123_ATTN_TILED_TRIAL", trial_values, "");
 
   constexpr int64_t kMaxGroupValues = int64_t{1} << 31, kMaxTiles = 65535, kMaxThreads = 1024;
   t.gn_direct_max = positive("Z123_GN_DIRECT_MAX", t.gn_direct_max, kMaxGroupValues);

@@ -75,7 +75,7 @@ struct AttentionKernel {
   std::string shader;
   int64_t queries_per_group;
   uint32_t subgroup;
-  bool takes_vec4 = false; // spec constant 0: 4-element loads where strides and offsets allow
+  bool takes_vec4 = false; // spec constants 0 and 1: 4- and 8-element loads where strides and offsets allow
 };
 // The register-tiled portable kernel's larger size (256 invocations) needs up to 48 KiB of shared
 // memory; devices that have less (lavapipe: 32 KiB) take the 128-invocation one (up to 32 KiB).
@@ -92,6 +92,11 @@ bool khr_attention_eight_subgroups_win(int64_t nq, int64_t rows, uint32_t sms);
 // The NV cooperative matrix 2 attention's variant with `rows` query rows per workgroup (64, or
 // 128: Tuning::attn_cm2_rows).
 std::string nvcm2_attention_variant(uint32_t rows);
+// The tiled portable attention's bench-only trials that Tuning::attn_tiled_trial
+// (Z123_ATTN_TILED_TRIAL) may name (shaders/variants/attention.cmake Z123_ATTN_TILED_TRIALS, which
+// common/attention_tiled.glsl's "Trials" explain): the fp16 head-size-64 kernel with packed P·V
+// becomes "attention_d64_t<N>_pv16_<trial>_f16"; other problems keep their kernel.
+const std::vector<std::string>& tiled_attention_trials();
 // The KHR attention variants Tuning::attn_variant (Z123_ATTN_VARIANT) may name: "khrcm",
 // "khrcm_cv", and the bench-only "khrcm_cv_*" alternatives (shaders/variants/attention.cmake).
 const std::vector<std::string>& khr_attention_knob_values();
