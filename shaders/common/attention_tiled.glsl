@@ -18,7 +18,9 @@
 // With ATTN_PACKED_PV (fp16 only) P is stored as fp16 and O += P V runs as packed f16vec2
 // multiply-adds (two columns each), summed in fp16 over runs of PV_RUN keys and then added into the
 // fp32 O, as the tiled GEMM's packed products do (gemm_tiled.comp); the row sums add the same
-// rounded weights. S, the softmax and the running maxima stay fp32: an fp16 error in a score is an
+// rounded weights. With ATTN_PV_PAIRED a run is two fp16 sums of PV_RUN / 2 keys, added in fp16
+// before the conversion: the rounding of runs of PV_RUN / 2 plus one addition, at half their
+// conversions into O (session 24: -7.5% at level 0 for runs of 32, 119 registers either way). S, the softmax and the running maxima stay fp32: an fp16 error in a score is an
 // error in an exponent.
 //
 // Online softmax per tile, in the log2 domain (scores times scale * log2(e), folded into the
@@ -39,7 +41,11 @@
 // invocations 10% slower per step); fp32 Q 14.6 ms (123 registers); packed P·V 14.0 ms (session
 // 13, which also measured and dropped: runs of 8 keys, K fp32 in shared memory, K converted by
 // moving bits, and 128 invocations of 4 rows x 8 keys x 8 columns, all slower; P stored twice per
-// weight, no faster).
+// weight, no faster). Session 24 (13.43 ms at its start; the ablations: S ~6.9 ms, P·V ~4.9,
+// global loads ~1.7, softmax ~0.7): the S and P·V loops unrolled here -5.8%, 8-half K/V loads
+// -2.9%, no masks on whole tiles -2.9%, together 11.99 ms (119 registers); measured and dropped:
+// V's loads after S (+2.7%), lazy rescaling, K fp32 in shared memory, row sums of unrounded
+// weights and the run loop unrolled too (all +-0.1%).
 //
 // Sizes in bytes, with U the bytes of a pair (4 fp16, 8 fp32): Q 4*D*QB, K D/2*BK*U, V BK*D/2*U,
 // P 4*BK*QB (2*BK*QB with ATTN_PACKED_PV); the variants (shaders/variants/attention.cmake) pick
@@ -51,37 +57,15 @@
 //   4  no global loads after the first tile (every tile holds the first one's keys and values)
 //   5  the tiles alone: global loads, the K, V and P stores and barriers; no S, softmax or P·V
 // Whatever a mode leaves out still reaches the output (below), so the compiler keeps the rest.
-// Trials (bench-only variants named by Z123_ATTN_TILED_TRIAL, shaders/variants/attention.cmake;
-// same results up to the rounding noted), each a candidate for the default:
-//   ATTN_LOAD8       K and V tiles read from global memory 8 halves (16 bytes) at a time where
-//                    every stride and offset is a multiple of 8 (spec constant VEC8)
-//   ATTN_V_LATE      the next V tile's loads issued after S instead of before it (fewer registers
-//                    live during S; V's latency hidden behind the softmax and P·V)
-//   ATTN_FULL_NOMASK the key masks skipped on tiles inside the sequence of a non-causal problem
-//   ATTN_LAZY        a row's running max raised only when a tile's max exceeds it by more than
-//                    LAZY_LOG2 (log2 units): P's weights stay <= 2^LAZY_LOG2, and the rescaling of
-//                    O and the row sums is skipped by invocations whose rows all kept theirs
-//   ATTN_UNROLL      the S and P·V loops unrolled by the shader rather than left to the driver
-//   ATTN_UNROLL_RUNS P·V's loop over runs of keys unrolled too
-//   ATTN_K32         K fp32 in shared memory ([d][key], converted once when stored instead of in
-//                    every S): 48 KiB at 256 invocations; needs ATTN_LOAD8 and KS 4
-//   ATTN_SUM_FP32    the row sums add the fp32 weights, not their fp16 roundings that P·V takes
+// Trials (bench-only variants named by Z123_ATTN_TILED_TRIAL, shaders/variants/attention.cmake):
+// candidates for the default. pv32: P·V in one fp16 sum over runs of 32 keys, twice the default's
+// rounding (session 24: -2% at level 0 against the default, 3 levels in the parity image).
 #ifndef ATTN_ABLATE
 #define ATTN_ABLATE 0
 #endif
 #define ABLATE_S (ATTN_ABLATE == 2 || ATTN_ABLATE == 5)
 #define ABLATE_SOFTMAX (ATTN_ABLATE == 3 || ATTN_ABLATE == 5)
 #define ABLATE_PV (ATTN_ABLATE == 1 || ATTN_ABLATE == 5)
-#ifdef ATTN_UNROLL
-#define TRIAL_UNROLL [[unroll]]
-#else
-#define TRIAL_UNROLL
-#endif
-#ifdef ATTN_UNROLL_RUNS
-#define TRIAL_UNROLL_RUNS [[unroll]]
-#else
-#define TRIAL_UNROLL_RUNS
-#endif
 #ifndef LAZY_LOG2
 #define LAZY_LOG2 3.0
 #endif
@@ -111,12 +95,15 @@ layout(local_size_x = NT) in;
 // The same buffers read 4 elements at a time (one 8- or 16-byte load): spec constant VEC4, set
 // where every row stride and column offset is a multiple of 4 (attention.cpp).
 layout(constant_id = 0) const bool VEC4 = false;
-#ifdef ATTN_LOAD8
-#if !defined(DTYPE_F16) || (D % 8) != 0
-#error "8-half loads are for fp16 storage and head sizes that are multiples of 8"
+// fp16 K and V tiles come from global memory 8 halves (16 bytes) at a time, through this view of
+// the buffers where every row stride and column offset is a multiple of 8 (spec constant VEC8,
+// attention.cpp), else as two 4-element reads: half the loads and their index arithmetic of
+// 4-element units (-3% at level 0 on an H100, session 24). fp32 models keep 4-element units.
+#ifdef DTYPE_F16
+#define KV_LOADS8
+#if (D % 8) != 0
+#error "8-half loads take head sizes that are multiples of 8"
 #endif
-// The same buffers 8 halves at a time: spec constant VEC8, set where every row stride and column
-// offset is a multiple of 8 (attention.cpp).
 layout(constant_id = 1) const bool VEC8 = false;
 #endif
 
@@ -146,7 +133,7 @@ layout(std430, binding = 1) readonly buffer KBufV { PAIRS k_v[]; };
 layout(std430, binding = 2) readonly buffer VBufV { PAIRS v_v[]; };
 layout(std430, binding = 3) readonly buffer K2BufV { PAIRS k2_v[]; };
 layout(std430, binding = 4) readonly buffer V2BufV { PAIRS v2_v[]; };
-#ifdef ATTN_LOAD8
+#ifdef KV_LOADS8
 layout(std430, binding = 1) readonly buffer KBufV8 { uvec4 k_v8[]; };
 layout(std430, binding = 2) readonly buffer VBufV8 { uvec4 v_v8[]; };
 layout(std430, binding = 3) readonly buffer K2BufV8 { uvec4 k2_v8[]; };
@@ -154,14 +141,7 @@ layout(std430, binding = 4) readonly buffer V2BufV8 { uvec4 v2_v8[]; };
 #endif
 
 shared vec4 q_sh[D * QB / 4];   // Q:  [d][query], fp32 (converted once, read for every tile)
-#ifdef ATTN_K32
-#if !defined(ATTN_LOAD8) || KS != 4
-#error "K fp32 in shared memory is written by the 8-half loads and read 4 keys at a time"
-#endif
-shared vec4 k_sh32[D * BK / 4]; // K:  [d][key], fp32
-#else
 shared PAIRS k_sh[DP * BK / 2];  // K:  [pair of d][key / 2]
-#endif
 shared PAIRS v_sh[BK * D / 4];   // V:  [key][d / 4]
 // P: [key][query / 4] with the 4-query column swizzled by key (P_AT: spreads a tile's stores over
 // the banks without padding): fp32, or fp16 with ATTN_PACKED_PV (4 halves a column). The row
@@ -171,6 +151,11 @@ shared PAIRS v_sh[BK * D / 4];   // V:  [key][d / 4]
 #ifdef ATTN_PACKED_PV
 #if !defined(DTYPE_F16) || (BK % PV_RUN) != 0
 #error "packed P·V is for fp16 storage, in tiles of whole PV_RUN-key runs"
+#endif
+#ifdef ATTN_PV_PAIRED
+#define PV_HALVES 2
+#else
+#define PV_HALVES 1
 #endif
 shared uvec2 p_sh[BK * QB / 4];
 void red_put(uint at, vec4 v) {
@@ -208,7 +193,7 @@ PAIRS load_key(bool value, uint b, uint h, uint j, uint c, uint nkt) {
   return PAIRS(0);
 }
 
-#ifdef ATTN_LOAD8
+#ifdef KV_LOADS8
 // Units of 8 halves: key j's elements 8c .. 8c+7 of head h (zero past the end), as 4 pairs.
 #define LOAD8(buf, base) (VEC8 ? buf##_v8[(base) / 8] : uvec4(LOADP(buf, base), LOADP(buf, (base) + 4)))
 uvec4 load_key8(bool value, uint b, uint h, uint j, uint c, uint nkt) {
@@ -245,15 +230,7 @@ void store_k_tile() {
     uint idx = gl_LocalInvocationIndex + p * NT;
     if (KV_UNITS % NT != 0 && idx >= KV_UNITS) break;
     uint kk = idx % BK, c = idx / BK;
-#ifdef ATTN_K32
-    [[unroll]] for (uint e = 0; e < 4; ++e) {
-      vec2 f = unpackHalf2x16(k_pre[p][e]);
-      k_sh32[((8 * c + 2 * e) * BK + kk) / 4][kk % 4] = f.x;
-      k_sh32[((8 * c + 2 * e + 1) * BK + kk) / 4][kk % 4] = f.y;
-    }
-#else
     [[unroll]] for (uint e = 0; e < 4; ++e) SET_PAIR(k_sh, (4 * c + e) * (BK / 2) + kk / 2, kk % 2, k_pre[p][e]);
-#endif
   }
 }
 void store_v_tile() {
@@ -264,27 +241,15 @@ void store_v_tile() {
     v_sh[2 * idx + 1] = v_pre[p].zw;
   }
 }
+void prefetch_tile(uint t0, uint b, uint h, uint nkt) {
+  prefetch_k(t0, b, h, nkt);
+  prefetch_v(t0, b, h, nkt);
+}
 #else
 #define KV_UNITS (BK * (D / 4))              // PAIRS units per K (or V) tile
 #define KV_ITERS ((KV_UNITS + NT - 1) / NT)  // units per invocation
 PAIRS k_pre[KV_ITERS], v_pre[KV_ITERS];
 
-#ifdef ATTN_V_LATE
-void prefetch_k(uint t0, uint b, uint h, uint nkt) {
-  [[unroll]] for (uint p = 0; p < KV_ITERS; ++p) {
-    uint idx = gl_LocalInvocationIndex + p * NT;
-    if (KV_UNITS % NT != 0 && idx >= KV_UNITS) break;
-    k_pre[p] = load_key(false, b, h, t0 + idx % BK, (idx / BK) * 4, nkt);
-  }
-}
-void prefetch_v(uint t0, uint b, uint h, uint nkt) {
-  [[unroll]] for (uint p = 0; p < KV_ITERS; ++p) {
-    uint idx = gl_LocalInvocationIndex + p * NT;
-    if (KV_UNITS % NT != 0 && idx >= KV_UNITS) break;
-    v_pre[p] = load_key(true, b, h, t0 + idx / (D / 4), (idx % (D / 4)) * 4, nkt);
-  }
-}
-#endif
 void prefetch_tile(uint t0, uint b, uint h, uint nkt) {
   [[unroll]] for (uint p = 0; p < KV_ITERS; ++p) {
     uint idx = gl_LocalInvocationIndex + p * NT;
@@ -310,12 +275,6 @@ void store_v_tile() {
     if (KV_UNITS % NT != 0 && idx >= KV_UNITS) break;
     v_sh[idx] = v_pre[p];
   }
-}
-#endif
-#ifdef ATTN_LOAD8
-void prefetch_tile(uint t0, uint b, uint h, uint nkt) {
-  prefetch_k(t0, b, h, nkt);
-  prefetch_v(t0, b, h, nkt);
 }
 #endif
 
@@ -355,11 +314,7 @@ void main() {
   for (uint t0 = 0; t0 < kend; t0 += BK) {
     const bool more = t0 + BK < kend;
 #if ATTN_ABLATE != 4
-#ifdef ATTN_V_LATE
-    if (more) prefetch_k(t0 + BK, b, h, nkt); // in flight during S below
-#else
     if (more) prefetch_tile(t0 + BK, b, h, nkt); // in flight during S below
-#endif
 #endif
 
     // S block (unscaled), a pair of head elements at a time.
@@ -369,18 +324,14 @@ void main() {
 #if ABLATE_S
     o[0].x += PAIR(k_sh[tid % (DP * BK / 2)], 0).x; // the tile's keys still read
 #else
-    TRIAL_UNROLL for (uint dp = 0; dp < DP; ++dp) {
+    // Unrolled here: the driver left this loop rolled (unrolling it: -6% at level 0, session 24).
+    [[unroll]] for (uint dp = 0; dp < DP; ++dp) {
       vec2 kv[KS];
-#ifdef ATTN_K32
-      vec4 k_even = k_sh32[(2 * dp) * (BK / 4) + cg], k_odd = k_sh32[(2 * dp + 1) * (BK / 4) + cg];
-      [[unroll]] for (uint k = 0; k < KS; ++k) kv[k] = vec2(k_even[k], k_odd[k]);
-#else
       [[unroll]] for (uint k2 = 0; k2 < KS / 2; ++k2) {
         PAIRS u = k_sh[dp * (BK / 2) + cg * (KS / 2) + k2];
         kv[2 * k2] = PAIR(u, 0);
         kv[2 * k2 + 1] = PAIR(u, 1);
       }
-#endif
       [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) {
         vec4 q_even = q_sh[(2 * dp * QB + r0) / 4 + r4], q_odd = q_sh[((2 * dp + 1) * QB + r0) / 4 + r4];
         [[unroll]] for (uint e = 0; e < 4; ++e)
@@ -389,17 +340,14 @@ void main() {
       }
     }
 #endif
-#if defined(ATTN_V_LATE) && ATTN_ABLATE != 4
-    if (more) prefetch_v(t0 + BK, b, h, nkt); // in flight during the softmax and P·V below
-#endif
-    // Masks: keys past the end, and keys after the query (causal).
-#ifdef ATTN_FULL_NOMASK
-    if (t0 + BK > nkt || pc.causal != 0)
-#endif
-    [[unroll]] for (uint k = 0; k < KS; ++k) {
-      uint j = t0 + cg * KS + k;
-      [[unroll]] for (uint r = 0; r < RO; ++r)
-        if (j >= nkt || (pc.causal != 0 && j > q0 + r0 + r)) s[r][k] = MASKED;
+    // Masks: keys past the end, and keys after the query (causal); a whole tile of a non-causal
+    // problem skips them (-3% at level 0 on an H100, session 24).
+    if (t0 + BK > nkt || pc.causal != 0) {
+      [[unroll]] for (uint k = 0; k < KS; ++k) {
+        uint j = t0 + cg * KS + k;
+        [[unroll]] for (uint r = 0; r < RO; ++r)
+          if (j >= nkt || (pc.causal != 0 && j > q0 + r0 + r)) s[r][k] = MASKED;
+      }
     }
 
 #if ABLATE_SOFTMAX
@@ -429,9 +377,6 @@ void main() {
       barrier(); // every partial is read before P overwrites them
     }
     float alpha[RO];
-#ifdef ATTN_LAZY
-    bool rescale = false;
-#endif
     [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) {
       [[unroll]] for (uint e = 0; e < 4; ++e) {
         uint r = r4 * 4 + e;
@@ -439,17 +384,8 @@ void main() {
         // old max (MASKED * c2 is far below any real score, or -inf for scales past ~1.1: either
         // way max() keeps m finite and exp2 gives 0).
         float m_new = max(m[r], tile_max[r4][e] * c2);
-#ifdef ATTN_LAZY
-        alpha[r] = 1.0;
-        if (m_new > m[r] + LAZY_LOG2) {
-          alpha[r] = exp2(m[r] - m_new);
-          m[r] = m_new;
-          rescale = true;
-        }
-#else
         alpha[r] = exp2(m[r] - m_new);
         m[r] = m_new;
-#endif
       }
     }
 #endif
@@ -466,9 +402,7 @@ void main() {
 #endif
 #ifdef ATTN_PACKED_PV
         f16vec4 ph = f16vec4(p);
-#ifndef ATTN_SUM_FP32
         p = vec4(ph); // the row sums add the weights that P·V multiplies
-#endif
         [[unroll]] for (uint e = 0; e < 4; ++e) sum[r4 * 4 + e] += p[e];
         p_sh[P_AT(cg * KS + k, r0 / 4 + r4)] = uvec2(packFloat2x16(ph.xy), packFloat2x16(ph.zw));
 #else
@@ -483,20 +417,10 @@ void main() {
 #endif
       }
     }
-#if defined(ATTN_LAZY) && !ABLATE_SOFTMAX
-    if (rescale) {
-      [[unroll]] for (uint r = 0; r < RO; ++r) {
-        l[r] *= alpha[r];
-        o[r] *= alpha[r];
-      }
-    }
-    [[unroll]] for (uint r = 0; r < RO; ++r) l[r] += sum[r];
-#else
     [[unroll]] for (uint r = 0; r < RO; ++r) {
       l[r] = l[r] * alpha[r] + sum[r];
       o[r] *= alpha[r];
     }
-#endif
     barrier(); // P is complete, and every S is done with K: the next tile's keys may replace it
     if (more) store_k_tile();
 
@@ -504,22 +428,32 @@ void main() {
 #if ABLATE_PV
     o[0].y += PAIR(v_sh[tid % (BK * D / 4)], 1).y; // the tile's values still read
 #elif defined(ATTN_PACKED_PV)
-    TRIAL_UNROLL_RUNS for (uint k0 = 0; k0 < BK; k0 += PV_RUN) {
-      f16vec2 acc[RO][2]; // columns 4cg, 4cg+1 and 4cg+2, 4cg+3 of each row, this run of keys
-      [[unroll]] for (uint r = 0; r < RO; ++r) acc[r][0] = acc[r][1] = f16vec2(0.0hf);
-      TRIAL_UNROLL for (uint kk = k0; kk < k0 + PV_RUN; ++kk) {
+    // The key loop unrolled by the shader, as S's (part of session 24's -6%).
+    for (uint k0 = 0; k0 < BK; k0 += PV_RUN) {
+      // acc[h]: columns 4cg, 4cg+1 and 4cg+2, 4cg+3 of each row over half h of this run of keys
+      // (ATTN_PV_PAIRED), or over the whole run (one half).
+      f16vec2 acc[PV_HALVES][RO][2];
+      [[unroll]] for (uint hv = 0; hv < PV_HALVES; ++hv)
+        [[unroll]] for (uint r = 0; r < RO; ++r) acc[hv][r][0] = acc[hv][r][1] = f16vec2(0.0hf);
+      [[unroll]] for (uint kk = k0; kk < k0 + PV_RUN; ++kk) {
+        const uint hv = (kk - k0) / (PV_RUN / PV_HALVES);
         uvec2 u = v_sh[kk * (D / 4) + cg];
         f16vec2 v01 = unpackFloat2x16(u.x), v23 = unpackFloat2x16(u.y);
         [[unroll]] for (uint r4 = 0; r4 < RO / 4; ++r4) {
           uvec2 pp = p_sh[P_AT(kk, r0 / 4 + r4)];
           f16vec4 p = f16vec4(unpackFloat2x16(pp.x), unpackFloat2x16(pp.y));
           [[unroll]] for (uint e = 0; e < 4; ++e) {
-            acc[r4 * 4 + e][0] = fma(f16vec2(p[e]), v01, acc[r4 * 4 + e][0]);
-            acc[r4 * 4 + e][1] = fma(f16vec2(p[e]), v23, acc[r4 * 4 + e][1]);
+            acc[hv][r4 * 4 + e][0] = fma(f16vec2(p[e]), v01, acc[hv][r4 * 4 + e][0]);
+            acc[hv][r4 * 4 + e][1] = fma(f16vec2(p[e]), v23, acc[hv][r4 * 4 + e][1]);
           }
         }
       }
-      [[unroll]] for (uint r = 0; r < RO; ++r) o[r] += vec4(vec2(acc[r][0]), vec2(acc[r][1]));
+      [[unroll]] for (uint hv = 1; hv < PV_HALVES; ++hv)
+        [[unroll]] for (uint r = 0; r < RO; ++r) {
+          acc[0][r][0] += acc[hv][r][0];
+          acc[0][r][1] += acc[hv][r][1];
+        }
+      [[unroll]] for (uint r = 0; r < RO; ++r) o[r] += vec4(vec2(acc[0][r][0]), vec2(acc[0][r][1]));
     }
 #else
     for (uint kk = 0; kk < BK; ++kk) {

@@ -10,19 +10,11 @@
 #   D 80:  64 queries per workgroup, 32-key tiles (20 KiB of K/V + 8 KiB of scores);
 #   D 512: 8 invocations per query (64 columns each), 16 queries, 4-key tiles (18 KiB shared),
 #          so the VAE's single 512-wide head fits lavapipe's 32 KiB of shared memory.
-# The tiled attention's trials: name:define[,define...] (see the foreach below).
-set(Z123_ATTN_TILED_TRIALS
-    ld8:ATTN_LOAD8 vlate:ATTN_V_LATE nomask:ATTN_FULL_NOMASK lazy:ATTN_LAZY unroll:ATTN_UNROLL pv32:PV_RUN=32
-    safe:ATTN_LOAD8,ATTN_V_LATE,ATTN_FULL_NOMASK,ATTN_LAZY
-    safepv32:ATTN_LOAD8,ATTN_V_LATE,ATTN_FULL_NOMASK,ATTN_LAZY,PV_RUN=32
-    fast:ATTN_UNROLL,ATTN_LOAD8,ATTN_FULL_NOMASK fastlazy:ATTN_UNROLL,ATTN_LOAD8,ATTN_FULL_NOMASK,ATTN_LAZY
-    fastruns:ATTN_UNROLL,ATTN_UNROLL_RUNS,ATTN_LOAD8,ATTN_FULL_NOMASK
-    fastpv32:ATTN_UNROLL,ATTN_LOAD8,ATTN_FULL_NOMASK,PV_RUN=32
-    fastsum:ATTN_UNROLL,ATTN_LOAD8,ATTN_FULL_NOMASK,ATTN_SUM_FP32)
-# Trials built for 256 invocations only (48 KiB of shared memory).
-set(Z123_ATTN_TILED_TRIALS_256
-    fastk32:ATTN_UNROLL,ATTN_LOAD8,ATTN_FULL_NOMASK,ATTN_K32
-    fastk32sum:ATTN_UNROLL,ATTN_LOAD8,ATTN_FULL_NOMASK,ATTN_K32,ATTN_SUM_FP32)
+# The tiled attention's trials (Z123_ATTN_TILED_TRIAL): name:define[,define...], bench-only; a
+# trial that sets PV_RUN replaces the default's runs. Session 24 measured twelve (bench/NOTES.md);
+# the four that paid (8-half loads, unrolled loops, no masks on whole tiles, paired runs of 32) are
+# the default now. pv32: one fp16 sum over 32 keys (faster still, 3 levels in the parity image).
+set(Z123_ATTN_TILED_TRIALS pv32:PV_RUN=32)
 foreach(dt f32 f16)
   set(dt_defs "")
   if(dt STREQUAL "f16")
@@ -33,15 +25,22 @@ foreach(dt f32 f16)
     if(d EQUAL 64 AND dt STREQUAL "f32")
       set(ks 2) # fp32 pairs take twice the shared memory: 64-key tiles would not fit
     endif()
+    # Packed P·V's fp16 sums: runs of 32 keys as two sums of 16 added in fp16 (ATTN_PV_PAIRED);
+    # head size 16's 16-key tiles take one sum of 16.
+    set(pv_defs PV_RUN=32 ATTN_PV_PAIRED)
+    if(d EQUAL 16)
+      set(pv_defs PV_RUN=16)
+    endif()
     foreach(nt 128 256)
       z123_shader(NAME attention_d${d}_t${nt}_${dt} SOURCE attention.comp
                   DEFINES HEAD_DIM=${d} ATTN_TILED ATTN_NT=${nt} ATTN_RO=4 ATTN_KS=${ks} ${dt_defs})
       if(dt STREQUAL "f16")
-        # Packed fp16 P·V, summed in fp16 over runs of 16 keys: the default where the portable GEMMs
-        # take packed products too (attention.cpp). H100, level 0: 14.0 ms against 14.5 (session 13;
-        # runs of 8 keys took 1.5% more per step).
+        # Packed fp16 P·V, summed in fp16 over 16 keys at a time (_pv16): the default where the
+        # portable GEMMs take packed products too (attention.cpp). H100, level 0: 14.0 ms against
+        # 14.5 (session 13; runs of 8 keys took 1.5% more per step); the paired runs of 32 10.99
+        # against 11.88 for runs of 16 (session 24, run 5).
         z123_shader(NAME attention_d${d}_t${nt}_pv16_${dt} SOURCE attention.comp
-                    DEFINES HEAD_DIM=${d} ATTN_TILED ATTN_NT=${nt} ATTN_RO=4 ATTN_KS=${ks} ATTN_PACKED_PV PV_RUN=16
+                    DEFINES HEAD_DIM=${d} ATTN_TILED ATTN_NT=${nt} ATTN_RO=4 ATTN_KS=${ks} ATTN_PACKED_PV ${pv_defs}
                     ${dt_defs})
         if(d EQUAL 64)
           # The UNet's kernel with one part taken away (ATTN_ABLATE 1-5, common/attention_tiled.glsl),
@@ -49,21 +48,17 @@ foreach(dt f32 f16)
           foreach(mode 1 2 3 4 5)
             z123_shader(NAME attention_d${d}_t${nt}_pv16_ablate${mode}_${dt} SOURCE attention.comp
                         DEFINES HEAD_DIM=${d} ATTN_TILED ATTN_NT=${nt} ATTN_RO=4 ATTN_KS=${ks} ATTN_PACKED_PV
-                        PV_RUN=16 ATTN_ABLATE=${mode} ${dt_defs} BENCH)
+                        ${pv_defs} ATTN_ABLATE=${mode} ${dt_defs} BENCH)
           endforeach()
           # Candidates for the default (Z123_ATTN_TILED_TRIAL, common/attention_tiled.glsl's
           # "Trials"), bench-only: the trial's name, then its defines. The list of names is
           # kernels::tiled_attention_trials (attention.cpp); a test keeps the two in step.
-          set(trials ${Z123_ATTN_TILED_TRIALS})
-          if(nt EQUAL 256)
-            list(APPEND trials ${Z123_ATTN_TILED_TRIALS_256})
-          endif()
-          foreach(trial ${trials})
+          foreach(trial ${Z123_ATTN_TILED_TRIALS})
             string(REPLACE ":" ";" trial_parts "${trial}")
             list(POP_FRONT trial_parts trial_name)
             string(REPLACE "," ";" trial_defs "${trial_parts}")
-            set(run_def PV_RUN=16)
-            if("PV_RUN=32" IN_LIST trial_defs)
+            set(run_def ${pv_defs}) # unless the trial sets the runs itself
+            if(trial_parts MATCHES "PV_RUN=")
               set(run_def "")
             endif()
             z123_shader(NAME attention_d${d}_t${nt}_pv16_${trial_name}_${dt} SOURCE attention.comp

@@ -199,11 +199,9 @@ bool portable_attention_packed_pv(const Kernels& kernels, int64_t head_dim, DTyp
 std::vector<int64_t> portable_attention_invocations() { return {128, 256}; }
 
 const std::vector<std::string>& tiled_attention_trials() {
-  // Session 24 measured these against the default (bench/NOTES.md); each is a define of
-  // common/attention_tiled.glsl ("Trials"). New ones go here and in Z123_ATTN_TILED_TRIALS.
-  static const std::vector<std::string> trials{"ld8",      "vlate",    "nomask",   "lazy",    "unroll",
-                                               "pv32",     "safe",     "safepv32", "fast",    "fastlazy",
-                                               "fastruns", "fastpv32", "fastsum",  "fastk32", "fastk32sum"};
+  // Each is a define of common/attention_tiled.glsl ("Trials"); session 24 measured eleven
+  // (bench/NOTES.md). New ones go here and in Z123_ATTN_TILED_TRIALS.
+  static const std::vector<std::string> trials{"pv32"};
   return trials;
 }
 
