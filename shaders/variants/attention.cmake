@@ -11,9 +11,10 @@
 #   D 512: 8 invocations per query (64 columns each), 16 queries, 4-key tiles (18 KiB shared),
 #          so the VAE's single 512-wide head fits lavapipe's 32 KiB of shared memory.
 # The tiled attention's trials (Z123_ATTN_TILED_TRIAL): name:define[,define...], bench-only; a
-# trial that sets PV_RUN replaces the default's runs. Session 24 measured twelve (bench/NOTES.md);
-# the four that paid (8-half loads, unrolled loops, no masks on whole tiles, paired runs of 32) are
-# the default now. pv32: one fp16 sum over 32 keys (faster still, 3 levels in the parity image).
+# trial that sets PV_RUN replaces the default's runs. Session 24 measured ten ideas in sixteen
+# trials (bench/NOTES.md); the four that paid (8-half loads, unrolled loops, no masks on whole
+# tiles, paired runs of 32) are the default now. pv32: one fp16 sum over 32 keys (faster still,
+# 3 levels in the parity image).
 set(Z123_ATTN_TILED_TRIALS pv32:PV_RUN=32)
 foreach(dt f32 f16)
   set(dt_defs "")

@@ -142,7 +142,7 @@ void record_attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, At
                             std::to_string(k.n + (second ? k2.n : 0)) + "x" + std::to_string(p.head_dim);
   auto by4 = [](const Operand& o) { return o.stride % 4 == 0 && o.offset % 4 == 0; };
   const bool vec4 = by4(q) && by4(k) && by4(v) && (!second || (by4(k2) && by4(v2)));
-  // 8-element loads (the ld8 trials) read K and V only.
+  // 8-element loads: the tiled kernel's fp16 K and V tiles (common/attention_tiled.glsl).
   const bool vec8 =
       coopmat_aligned(k) && coopmat_aligned(v) && (!second || (coopmat_aligned(k2) && coopmat_aligned(v2)));
   std::string shader = kernel.shader;
@@ -199,8 +199,8 @@ bool portable_attention_packed_pv(const Kernels& kernels, int64_t head_dim, DTyp
 std::vector<int64_t> portable_attention_invocations() { return {128, 256}; }
 
 const std::vector<std::string>& tiled_attention_trials() {
-  // Each is a define of common/attention_tiled.glsl ("Trials"); session 24 measured eleven
-  // (bench/NOTES.md). New ones go here and in Z123_ATTN_TILED_TRIALS.
+  // Each is a define of common/attention_tiled.glsl ("Trials"); session 24 measured ten ideas in
+  // sixteen trials (bench/NOTES.md). New ones go here and in Z123_ATTN_TILED_TRIALS.
   static const std::vector<std::string> trials{"pv32"};
   return trials;
 }
