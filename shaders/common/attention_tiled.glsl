@@ -178,36 +178,29 @@ vec4 red_get(uint at) { return p_sh[at]; }
 
 #define LOADP(buf, base) (VEC4 ? buf##_v[(base) / 4] : PAIRS_OF(LOAD4S(buf##_buf, base)))
 
-// Key j of the joined sequence [K; K2] (or V), 4 elements from column c of head h; zero past the end.
-PAIRS load_key(bool value, uint b, uint h, uint j, uint c, uint nkt) {
-  c += h * D;
-  if (j < pc.nk) {
-    uint row = b * pc.nk + j;
-    return value ? LOADP(v, row * pc.v_stride + pc.v_off + c) : LOADP(k, row * pc.k_stride + pc.k_off + c);
+// Key j of the joined sequence [K; K2] (or V): the unit T that LOADER reads at column c of head h
+// (4 elements, or 8); zero past the end.
+#define DEFINE_LOAD_KEY(NAME, T, LOADER)                                                           \
+  T NAME(bool value, uint b, uint h, uint j, uint c, uint nkt) {                                   \
+    c += h * D;                                                                                    \
+    if (j < pc.nk) {                                                                               \
+      uint row = b * pc.nk + j;                                                                    \
+      return value ? LOADER(v, row * pc.v_stride + pc.v_off + c)                                  \
+                   : LOADER(k, row * pc.k_stride + pc.k_off + c);                                  \
+    }                                                                                              \
+    if (j < nkt) {                                                                                 \
+      uint row = b * pc.nk2 + (j - pc.nk);                                                         \
+      return value ? LOADER(v2, row * pc.v2_stride + pc.v2_off + c)                                \
+                   : LOADER(k2, row * pc.k2_stride + pc.k2_off + c);                               \
+    }                                                                                              \
+    return T(0);                                                                                   \
   }
-  if (j < nkt) {
-    uint row = b * pc.nk2 + (j - pc.nk);
-    return value ? LOADP(v2, row * pc.v2_stride + pc.v2_off + c)
-                 : LOADP(k2, row * pc.k2_stride + pc.k2_off + c);
-  }
-  return PAIRS(0);
-}
+DEFINE_LOAD_KEY(load_key, PAIRS, LOADP)
 
 #ifdef KV_LOADS8
-// Units of 8 halves: key j's elements 8c .. 8c+7 of head h (zero past the end), as 4 pairs.
+// Units of 8 halves: key j's elements 8c .. 8c+7 of head h, as 4 pairs.
 #define LOAD8(buf, base) (VEC8 ? buf##_v8[(base) / 8] : uvec4(LOADP(buf, base), LOADP(buf, (base) + 4)))
-uvec4 load_key8(bool value, uint b, uint h, uint j, uint c, uint nkt) {
-  c += h * D;
-  if (j < pc.nk) {
-    uint row = b * pc.nk + j;
-    return value ? LOAD8(v, row * pc.v_stride + pc.v_off + c) : LOAD8(k, row * pc.k_stride + pc.k_off + c);
-  }
-  if (j < nkt) {
-    uint row = b * pc.nk2 + (j - pc.nk);
-    return value ? LOAD8(v2, row * pc.v2_stride + pc.v2_off + c) : LOAD8(k2, row * pc.k2_stride + pc.k2_off + c);
-  }
-  return uvec4(0);
-}
+DEFINE_LOAD_KEY(load_key8, uvec4, LOAD8)
 #define KV_UNITS (BK * (D / 8))              // uvec4 units per K (or V) tile
 #define KV_ITERS ((KV_UNITS + NT - 1) / NT)  // units per invocation
 uvec4 k_pre[KV_ITERS], v_pre[KV_ITERS];

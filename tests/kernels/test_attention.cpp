@@ -103,6 +103,18 @@ protected:
   // The knobs check() runs with: the device's, with what a test pins.
   Tuning tuning_;
 
+  // c made causal (self-attention of its queries), and c with scores up to ~512 in log units.
+  void check_causal_and_large(const Case& c) {
+    Case causal = c;
+    causal.nk = causal.nq;
+    causal.nk2 = 0;
+    causal.causal = true;
+    check(causal);
+    Case big = c;
+    big.magnitude = 8;
+    check(big);
+  }
+
   // Runs one case on c.path and compares every element with the reference.
   void check(const Case& c) {
     SCOPED_TRACE(c.describe());
@@ -394,14 +406,7 @@ TEST_F(Attention, TiledPackedAndFp32Products) {
       cd.head_dim = d;
       check(cd);
     }
-    Case causal = c;
-    causal.nk = causal.nq;
-    causal.nk2 = 0;
-    causal.causal = true;
-    check(causal);
-    Case big = c;
-    big.magnitude = 8;
-    check(big);
+    check_causal_and_large(c);
   }
 }
 
@@ -435,14 +440,7 @@ TEST_F(Attention, TiledTrialsMatchReference) {
     // A bench build embeds every trial that kernels::tiled_attention_trials names.
     ASSERT_TRUE(vk::find_shader(shader)) << shader << " is missing from Z123_ATTN_TILED_TRIALS";
     check(c);
-    Case causal = c;
-    causal.nk = causal.nq;
-    causal.nk2 = 0;
-    causal.causal = true;
-    check(causal);
-    Case big = c;
-    big.magnitude = 8;
-    check(big);
+    check_causal_and_large(c);
     Case fused = c; // rows of 3 x 128 + 4: K and V windows at offsets 4 mod 8
     fused.nk = fused.nq;
     fused.fused = true;
