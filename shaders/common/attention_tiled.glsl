@@ -20,8 +20,9 @@
 // fp32 O, as the tiled GEMM's packed products do (gemm_tiled.comp); the row sums add the same
 // rounded weights. With ATTN_PV_PAIRED a run is two fp16 sums of PV_RUN / 2 keys, added in fp16
 // before the conversion: the rounding of runs of PV_RUN / 2 plus one addition, at half their
-// conversions into O (session 24: -7.5% at level 0 for runs of 32, 119 registers either way). S, the softmax and the running maxima stay fp32: an fp16 error in a score is an
-// error in an exponent.
+// conversions into O (session 24: -7.5% at level 0 for runs of 32, 119 registers either way).
+// S, the softmax and the running maxima stay fp32: an fp16 error in a score is an error in an
+// exponent.
 //
 // Online softmax per tile, in the log2 domain (scores times scale * log2(e), folded into the
 // exponent): each invocation's row maxima over its KS keys are combined across the TC
@@ -66,9 +67,6 @@
 #define ABLATE_S (ATTN_ABLATE == 2 || ATTN_ABLATE == 5)
 #define ABLATE_SOFTMAX (ATTN_ABLATE == 3 || ATTN_ABLATE == 5)
 #define ABLATE_PV (ATTN_ABLATE == 1 || ATTN_ABLATE == 5)
-#ifndef LAZY_LOG2
-#define LAZY_LOG2 3.0
-#endif
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -195,7 +193,6 @@ vec4 red_get(uint at) { return p_sh[at]; }
     }                                                                                              \
     return T(0);                                                                                   \
   }
-DEFINE_LOAD_KEY(load_key, PAIRS, LOADP)
 
 #ifdef KV_LOADS8
 // Units of 8 halves: key j's elements 8c .. 8c+7 of head h, as 4 pairs.
@@ -239,6 +236,7 @@ void prefetch_tile(uint t0, uint b, uint h, uint nkt) {
   prefetch_v(t0, b, h, nkt);
 }
 #else
+DEFINE_LOAD_KEY(load_key, PAIRS, LOADP)
 #define KV_UNITS (BK * (D / 4))              // PAIRS units per K (or V) tile
 #define KV_ITERS ((KV_UNITS + NT - 1) / NT)  // units per invocation
 PAIRS k_pre[KV_ITERS], v_pre[KV_ITERS];
@@ -421,13 +419,13 @@ void main() {
 #if ABLATE_PV
     o[0].y += PAIR(v_sh[tid % (BK * D / 4)], 1).y; // the tile's values still read
 #elif defined(ATTN_PACKED_PV)
-    // The key loop unrolled by the shader, as S's (part of session 24's -6%).
     for (uint k0 = 0; k0 < BK; k0 += PV_RUN) {
       // acc[h]: columns 4cg, 4cg+1 and 4cg+2, 4cg+3 of each row over half h of this run of keys
       // (ATTN_PV_PAIRED), or over the whole run (one half).
       f16vec2 acc[PV_HALVES][RO][2];
       [[unroll]] for (uint hv = 0; hv < PV_HALVES; ++hv)
         [[unroll]] for (uint r = 0; r < RO; ++r) acc[hv][r][0] = acc[hv][r][1] = f16vec2(0.0hf);
+      // The key loop unrolled by the shader, as S's (part of session 24's -6%).
       [[unroll]] for (uint kk = k0; kk < k0 + PV_RUN; ++kk) {
         const uint hv = (kk - k0) / (PV_RUN / PV_HALVES);
         uvec2 u = v_sh[kk * (D / 4) + cg];
