@@ -24,7 +24,7 @@ ctest --test-dir "$Z123_BUILD_DIR" --output-on-failure -j"$(nproc)" --timeout 90
 phase_done "the test suite"
 scripts/run-fuzz.sh
 phase_done "fuzzing"
-# The sanitizer run needs ~8 minutes of building and ~3 of testing on CI's 2-core machine. On a
+# The sanitizer run needs ~17 minutes of building and ~22 of testing on CI's 2-core machine. On a
 # machine so slow that the steps above took most of CI's 90 minutes it is skipped, loudly, rather
 # than letting the whole run time out. Z123_SANITIZE_BUDGET_S moves the threshold.
 if [ "$SECONDS" -le "${Z123_SANITIZE_BUDGET_S:-2700}" ]; then
