@@ -22,7 +22,10 @@
 // (variant, grid and problem shape) are compared: the check passes when every such median is
 // within 15% of the profile's mean, and the program then exits 0 (3 otherwise). Rows under 50 us
 // in the profile are shown but not judged: a few microseconds of barrier and launch cost that
-// differ between the two contexts are more than 15% of them.
+// differ between the two contexts are more than 15% of them. Give it a profile of several images
+// taken after other GPU work (bench/gpu_final.sh: three): a single image profiled first thing on
+// a fresh machine once had the UNet's kernels 9-20% slower than later images (bench/NOTES.md,
+// session 25; not the SM clock, which another fresh machine held at its maximum throughout).
 //
 // Why this way (bench/NOTES.md, session 3): the previous version timed 5 copies of a kernel on
 // the same buffers in one short submission after one warm-up, with the GPU idle between

@@ -207,8 +207,10 @@ const std::vector<std::string>& tiled_attention_trials() {
 
 const std::vector<std::string>& khr_attention_knob_values() {
   // Session 11 measured bench-only khrcm_cv_* alternatives here (lazy rescaling, 32-row
-  // subgroups): all slower, removed (bench/NOTES.md). khrcm_cv_nw16 (session 16) is the default
-  // where the accumulators are laid out in quads. New ones go in this list.
+  // subgroups): all slower, removed (bench/NOTES.md); session 25 the 32-row ones again with the
+  // quad route alone (r2: spills; r2k32: level 0 -1.7%, levels 1 and the reference pass slower,
+  // the step unchanged), removed. khrcm_cv_nw16 (session 16) is the default where the
+  // accumulators are laid out in quads. New ones go in this list.
   static const std::vector<std::string> values{"khrcm", "khrcm_cv", "khrcm_cv_nw16"};
   return values;
 }
