@@ -749,6 +749,32 @@ TEST_F(AttentionKhrCoopMat, LayoutProbeAndTheVariantItAllows) {
   EXPECT_EQ(chosen.queries_per_group, k.khr_accumulator_rows_in_quads() ? 256 : 128);
 }
 
+// Where another queue's work shares the GPU (kernels::QueuesShareTheGpu: the step's passes one step
+// apart), the problems that alone take the 8-subgroup variant for fuller waves keep the
+// 16-subgroup one; level 0 takes it either way. Only where the 16-subgroup variant runs at all.
+TEST_F(AttentionKhrCoopMat, TheWaveRuleYieldsToAnotherQueue) {
+  kernels::Kernels k(device());
+  k.set_attention_path(Path::KhrCoopMat);
+  if (kernels::choose_attention_kernel(k, DType::F16, 64, false, true).shader.find("_nw16") == std::string::npos)
+    GTEST_SKIP() << "the 16-subgroup KHR attention does not run on this device";
+  const uint32_t sms = device().info().compute_units;
+  if (!kernels::khr_attention_eight_subgroups_win(4096, 10, sms))
+    GTEST_SKIP() << "the reference pass's attention fills this device's waves either way";
+  auto chosen = [&](int64_t queries, int64_t rows) {
+    return kernels::choose_attention_kernel(k, DType::F16, 64, false, true, queries, rows).shader;
+  };
+  EXPECT_EQ(chosen(4096, 10).find("_nw16"), std::string::npos) << chosen(4096, 10);
+  EXPECT_NE(chosen(9600, 10).find("_nw16"), std::string::npos) << chosen(9600, 10);
+  {
+    kernels::QueuesShareTheGpu shared(k);
+    EXPECT_TRUE(k.queues_share_the_gpu());
+    EXPECT_NE(chosen(4096, 10).find("_nw16"), std::string::npos) << chosen(4096, 10);
+    EXPECT_NE(chosen(9600, 10).find("_nw16"), std::string::npos) << chosen(9600, 10);
+  }
+  EXPECT_FALSE(k.queues_share_the_gpu());
+  EXPECT_EQ(chosen(4096, 10).find("_nw16"), std::string::npos) << chosen(4096, 10);
+}
+
 // As AttentionCoopMat.GenericRowReductions; P reaches P·V through shared memory on either route.
 TEST_F(AttentionKhrCoopMat, GenericRowReductions) {
   tuning_.attn_coopmat_generic = true;
@@ -866,6 +892,22 @@ TEST(AttentionWaves, EightSubgroupsWhereTheyFillTheSms) {
   EXPECT_FALSE(kernels::khr_attention_eight_subgroups_win(1024, 20, 132));
   EXPECT_FALSE(kernels::khr_attention_eight_subgroups_win(600, 40, 132));
   EXPECT_FALSE(kernels::khr_attention_eight_subgroups_win(4096, 10, 0)); // SM count unknown
+}
+
+// kernels::QueuesShareTheGpu scopes nest, and the context forgets them when the last one ends
+// (AttentionKhrCoopMat.TheWaveRuleYieldsToAnotherQueue: what they change, on GPUs that have it).
+TEST_F(Attention, QueuesShareTheGpuScopesNest) {
+  kernels::Kernels k(device());
+  EXPECT_FALSE(k.queues_share_the_gpu());
+  {
+    kernels::QueuesShareTheGpu outer(k);
+    {
+      kernels::QueuesShareTheGpu inner(k);
+      EXPECT_TRUE(k.queues_share_the_gpu());
+    }
+    EXPECT_TRUE(k.queues_share_the_gpu());
+  }
+  EXPECT_FALSE(k.queues_share_the_gpu());
 }
 
 // Timings of the model's attention shapes (spec §14.4) on the portable and, where available,

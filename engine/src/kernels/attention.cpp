@@ -294,10 +294,12 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
   // 45.1-45.3 -> 44.0-44.3 ms per step (bench/NOTES.md session 16, run 5). It holds the quad route
   // alone (its scratch would not fit 48 KiB), hence the probe. Not where few workgroups of 256
   // queries leave the last wave mostly empty (the 4,096-token reference pass and level 1: 160-200
-  // workgroups on 132 SMs): 128 per workgroup fill the SMs better there (session 17, run 6).
-  const bool sixteen =
-      khr_convert && !force_generic && head_dim == 64 && !shape->suffix[0] && kernels.khr_accumulator_rows_in_quads() &&
-      !(queries > 0 && khr_attention_eight_subgroups_win(queries, row_count, kernels.device().info().compute_units));
+  // workgroups on 132 SMs): 128 per workgroup fill the SMs better there (session 17, run 6),
+  // unless another queue's work fills them (QueuesShareTheGpu: session 25, run 4).
+  const bool sixteen = khr_convert && !force_generic && head_dim == 64 && !shape->suffix[0] &&
+                       kernels.khr_accumulator_rows_in_quads() &&
+                       !(queries > 0 && !kernels.queues_share_the_gpu() &&
+                         khr_attention_eight_subgroups_win(queries, row_count, kernels.device().info().compute_units));
   std::string suffix = khr ? (force_generic && quad_shape ? "khrcm_generic"
                               : sixteen                   ? "khrcm_cv_nw16"
                               : khr_convert               ? "khrcm_cv"

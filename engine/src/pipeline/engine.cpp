@@ -425,6 +425,9 @@ StepProgram& Engine::Impl::step_program(int64_t h, int64_t w, int64_t hr, int64_
   p->v = make_tensor(*device, dtype, {B, h, w, c}, "v");
   p->context_kv = std::make_unique<nets::ReferenceCache>(*device);
   const uint32_t ref_count = static_cast<uint32_t>(B * hr * wr * c), count = static_cast<uint32_t>(h * w * c);
+  // One step ahead, each pass runs beside the other's queue: kernels keep their choices for that.
+  std::optional<kernels::QueuesShareTheGpu> shared;
+  if (ahead) shared.emplace(*k);
   for (StepProgram::Slot& s : p->slots) {
     s.rec = std::make_unique<vk::Recording>(*device);
     s.rec->order_by_levels(); // the reference and main passes side by side (`reference`)

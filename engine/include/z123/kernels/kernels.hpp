@@ -104,11 +104,15 @@ public:
   bool whole_k() const { return whole_k_ > 0; }
   // The split-K scratch lane GEMMs recorded now use.
   uint32_t splitk_lane() const { return splitk_lane_; }
+  // Whether kernels recorded now run beside another queue's work (a QueuesShareTheGpu is alive).
+  bool queues_share_the_gpu() const { return queues_share_the_gpu_ > 0; }
 
 private:
   friend class WholeK;
   friend class SplitKLane;
+  friend class QueuesShareTheGpu;
   int whole_k_ = 0;
+  int queues_share_the_gpu_ = 0;
   uint32_t splitk_lane_ = 0;
   vk::Device& device_;
   Tuning tuning_;
@@ -132,6 +136,24 @@ public:
   ~WholeK() { --kernels_.whole_k_; }
   WholeK(const WholeK&) = delete;
   WholeK& operator=(const WholeK&) = delete;
+
+private:
+  Kernels& kernels_;
+};
+
+// While one lives, the kernels recorded with `kernels` run beside another queue's work: the step's
+// main pass beside the next step's reference pass on the side queue, and that pass beside it. So a
+// problem's last, partly empty wave of workgroups leaves its SMs to the other queue's workgroups
+// rather than idle, and the choices that trade speed per workgroup for fuller waves are left out:
+// the KHR attention keeps its 16-subgroup variant where alone its 8-subgroup twin would fill the
+// waves better (khr_attention_eight_subgroups_win; H100, the reference pass and level 1: 36.12-
+// 36.28 ms per step against 36.33-36.55, bench/NOTES.md session 25, run 4).
+class QueuesShareTheGpu {
+public:
+  explicit QueuesShareTheGpu(Kernels& kernels) : kernels_(kernels) { ++kernels_.queues_share_the_gpu_; }
+  ~QueuesShareTheGpu() { --kernels_.queues_share_the_gpu_; }
+  QueuesShareTheGpu(const QueuesShareTheGpu&) = delete;
+  QueuesShareTheGpu& operator=(const QueuesShareTheGpu&) = delete;
 
 private:
   Kernels& kernels_;
