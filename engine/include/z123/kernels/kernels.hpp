@@ -146,8 +146,8 @@ private:
 // problem's last, partly empty wave of workgroups leaves its SMs to the other queue's workgroups
 // rather than idle, and the choices that trade speed per workgroup for fuller waves are left out:
 // the KHR attention keeps its 16-subgroup variant where alone its 8-subgroup twin would fill the
-// waves better (khr_attention_eight_subgroups_win; H100, the reference pass and level 1: 36.12-
-// 36.28 ms per step against 36.33-36.55, bench/NOTES.md session 25, run 4).
+// waves better (khr_attention_eight_subgroups_win: the reference pass and level 1). H100: 36.07-36.15
+// ms per step against 36.31-36.49, the same image bytes (bench/NOTES.md session 25, run 5).
 class QueuesShareTheGpu {
 public:
   explicit QueuesShareTheGpu(Kernels& kernels) : kernels_(kernels) { ++kernels_.queues_share_the_gpu_; }
