@@ -33,8 +33,9 @@
 # driver and layers stay mapped until exit (tests/sanitizers/driver_pins.cpp) so that their
 # frames can be named and matched.
 #
-# State (2026-11-27, 8414412): 765 of 765 tests passed clean, 2,613 s with the build on the
-# 2-core machine (build ~1,050 s, tests ~1,560 s), before the tuning sweeps and bench/ were left out.
+# State (2026-11-27, bc4bc9b): 742 of 742 tests passed clean, 2,511 s with the build on the
+# 2-core machine (build 1,139 s, tests 1,368 s; 8414412's run, with the tuning sweeps and bench/:
+# 2,613 s, tests ~1,560 s).
 #
 # Usage: scripts/test-sanitizers.sh      (env: SAN_BUILD_DIR=build-asan)
 set -euo pipefail
