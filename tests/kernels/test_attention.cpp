@@ -35,12 +35,16 @@ struct Case {
   float magnitude = 1; // inputs uniform in [-magnitude, magnitude)
   bool fused = false;  // q/k/v are windows of one [B, N, 3HD+lead] tensor (needs nq == nk), k2/v2 of one [B, Nk2, 2HD]
   int64_t lead = 8;    // fused: elements before the Q window (a multiple of 8: the widest loads)
+  // k2/v2 tensors with this many batch rows before the attention's (AttnOperand::first_batch) and
+  // one after, as the UNet's main pass reads one step's rows of a reference pass made for two.
+  int64_t kv2_rows_before = 0;
   Path path = Path::Portable;
 
   std::string describe() const {
     return std::string(dtype_name(dtype)) + " B" + std::to_string(batch) + " H" + std::to_string(heads) + " D" +
            std::to_string(head_dim) + " Nq" + std::to_string(nq) + " Nk" + std::to_string(nk) + "+" +
-           std::to_string(nk2) + (causal ? " causal" : "") + (fused ? " fused+" + std::to_string(lead) : "") + " x" +
+           std::to_string(nk2) + (causal ? " causal" : "") + (fused ? " fused+" + std::to_string(lead) : "") +
+           (kv2_rows_before ? " kv2 from row " + std::to_string(kv2_rows_before) : "") + " x" +
            std::to_string(magnitude) + " " + kernels::path_name(path);
   }
 };
@@ -141,12 +145,14 @@ protected:
       rk = {&f.data, c.nk, w, hd + c.lead};
       rv = {&f.data, c.nk, w, 2 * hd + c.lead};
       if (c.nk2 > 0) {
-        inputs.push_back(make_input(device(), c, {c.batch, c.nk2, 2 * hd}, seed + 1, "kv2"));
+        const int64_t rows = c.kv2_rows_before ? c.kv2_rows_before + c.batch + 1 : c.batch;
+        inputs.push_back(make_input(device(), c, {rows, c.nk2, 2 * hd}, seed + 1, "kv2"));
         const HostTensor& g = inputs.back();
-        k2 = {&g.t, 2 * hd, 0};
-        v2 = {&g.t, 2 * hd, hd};
-        rk2 = {&g.data, c.nk2, 2 * hd, 0};
-        rv2 = {&g.data, c.nk2, 2 * hd, hd};
+        const int64_t skip = c.kv2_rows_before * c.nk2 * 2 * hd; // elements before the attention's rows
+        k2 = {&g.t, 2 * hd, 0, c.kv2_rows_before};
+        v2 = {&g.t, 2 * hd, hd, c.kv2_rows_before};
+        rk2 = {&g.data, c.nk2, 2 * hd, skip};
+        rv2 = {&g.data, c.nk2, 2 * hd, skip + hd};
       }
     } else {
       inputs.push_back(make_input(device(), c, {c.batch, c.nq, hd}, seed, "q"));
@@ -252,6 +258,18 @@ TEST_F(Attention, FusedQkvWindows) {
   // fall back to element-wise loads.
   c.lead = 3;
   for (DType dt : kDtypes) check(with(c, dt));
+}
+
+TEST_F(Attention, SecondSourceFromLaterBatchRows) {
+  // The reference keys/values of one step in a tensor that holds two steps' (and one row more).
+  Case c;
+  c.nq = c.nk = 45;
+  c.nk2 = 21;
+  c.fused = true;
+  for (int64_t before : {1, 2}) {
+    c.kv2_rows_before = before;
+    for (DType dt : kDtypes) check(with(c, dt));
+  }
 }
 
 TEST_F(Attention, CausalClipText) {
@@ -535,6 +553,18 @@ TEST_F(Attention, WrongArgumentsThrow) {
   expect_kind(
       bad, [&] { kernels::attention(kern, rec, {&q}, {&k_b1}, {&v}, out, p); }, "batch mismatch");
   expect_kind(
+      bad,
+      [&] {
+        kernels::attention(kern, rec, {&q}, {&k}, {&v}, out, p, {&k, 0, 0, 1}, {&v, 0, 0, 1});
+      },
+      "batch rows past the tensor's");
+  expect_kind(
+      bad,
+      [&] {
+        kernels::attention(kern, rec, {&q}, {&k}, {&v}, out, p, {&k, 0, 0, -1}, {&v});
+      },
+      "negative first batch row");
+  expect_kind(
       bad, [&] { kernels::attention(kern, rec, {&q16}, {&k}, {&v}, out, p); }, "dtype mismatch");
   expect_kind(
       bad, [&] { kernels::attention(kern, rec, {&q}, {&narrow}, {&v}, out, p); }, "rows too narrow");
@@ -598,6 +628,9 @@ std::vector<Case> coopmat_cases() {
   fused.nk2 = 21;
   fused.fused = true;
   cs.push_back(fused);
+  Case later = fused; // the reference rows of the second step of a pair
+  later.kv2_rows_before = 2;
+  cs.push_back(later);
   Case causal; // CLIP text
   causal.heads = 16;
   causal.nq = causal.nk = 77;

@@ -53,8 +53,12 @@ std::string prefix(const char* what) { return std::string(kOp) + ": " + what; }
 Operand resolve(const char* what, const AttnOperand& a, int64_t batch, int64_t width, DType dtype) {
   if (!a.t) throw invalid_argument(prefix(what) + " is missing");
   const Tensor& t = *a.t;
-  if (t.shape.size() != 3 || t.dim(0) != batch)
-    throw invalid_argument(prefix(what) + " must be [" + std::to_string(batch) + ", N, *], found " + t.describe());
+  if (a.first_batch < 0)
+    throw invalid_argument(prefix(what) + ": first batch row " + std::to_string(a.first_batch) + " is negative");
+  if (t.shape.size() != 3 || t.dim(0) < a.first_batch + batch)
+    throw invalid_argument(prefix(what) + " must be [" + std::to_string(batch) + ", N, *]" +
+                           (a.first_batch ? " from batch row " + std::to_string(a.first_batch) + " on" : std::string()) +
+                           ", found " + t.describe());
   if (t.dtype != dtype)
     throw invalid_argument(prefix(what) + " has dtype " + dtype_name(t.dtype) + ", expected " + dtype_name(dtype) +
                            " like q (" + t.describe() + ")");
@@ -63,7 +67,8 @@ Operand resolve(const char* what, const AttnOperand& a, int64_t batch, int64_t w
     throw invalid_argument(prefix(what) + ": window of " + std::to_string(width) + " elements at offset " +
                            std::to_string(o.offset) + " does not fit rows of stride " + std::to_string(o.stride) +
                            " (" + t.describe() + ")");
-  const int64_t last = (batch * o.n - 1) * o.stride + o.offset + width; // one past the last element read
+  o.offset += a.first_batch * o.n * o.stride; // the kernels add the offset to every row's index
+  const int64_t last = ((a.first_batch + batch) * o.n - 1) * o.stride + a.col_offset + width; // one past the last read
   if (last > t.numel())
     throw invalid_argument(prefix(what) + ": rows of stride " + std::to_string(o.stride) + " read " +
                            std::to_string(last) + " elements, " + t.describe() + " holds " + std::to_string(t.numel()));

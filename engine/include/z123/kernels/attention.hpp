@@ -22,10 +22,14 @@ namespace z123::kernels {
 // col_offset .. col_offset + H*D - 1. row_stride is the distance between consecutive token rows in
 // elements; 0 means t's last dimension W (= H*D for a plain [B, N, H*D] tensor).
 // Example: a fused [B, N, 3C] QKV tensor gives q = {&qkv, 0, 0}, k = {&qkv, 0, C}, v = {&qkv, 0, 2C}.
+// first_batch: the attention's batch b reads batch row first_batch + b of t, which may have more
+// rows than the attention's batch B, at least first_batch + B (the UNet's main pass reads its
+// step's rows of the keys and values that one reference pass stored for two steps).
 struct AttnOperand {
   const Tensor* t = nullptr; // nullptr: operand absent (only allowed for k2 / v2)
   int64_t row_stride = 0;    // elements between token rows; 0: t->dim(-1)
   int64_t col_offset = 0;    // first element of head 0 within a row
+  int64_t first_batch = 0;   // t's batch row that the attention's batch 0 reads
 };
 
 struct AttentionParams {
@@ -39,7 +43,7 @@ struct AttentionParams {
 // [K; K2] (batch b, head h).
 //
 // q: [B, Nq, *]; k, v: [B, Nk, *] (Nk ≥ 1); k2, v2: both absent or both [B, Nk2, *] (Nk2 ≥ 0);
-// out: [B, Nq, H*D], contiguous, must not alias any input. All tensors share one dtype (F32 or
+// each of them may have more batch rows (AttnOperand::first_batch); out: [B, Nq, H*D], contiguous, must not alias any input. All tensors share one dtype (F32 or
 // F16); scores, softmax statistics and the output accumulator are fp32, the output is rounded
 // once to the storage type. Throws InvalidArgument on a shape / dtype / window mismatch and
 // Unsupported for a head size without a kernel variant. Records into rec; nothing runs until the
