@@ -12,7 +12,7 @@ BUILD=${Z123_BUILD_DIR:-build-test}
 bench/require_bench_variants.sh "$BUILD"
 rm -rf .gpu/bin && mkdir -p .gpu/bin/lib
 for f in bench/zero123pp-bench-e2e bench/zero123pp-bench-make-model bench/zero123pp-bench-kernels \
-         bench/zero123pp-bench-soak bench/zero123pp-bench-mma-ceiling bench/zero123pp-bench-attn-ceiling \
+         bench/zero123pp-bench-soak bench/zero123pp-bench-nets bench/zero123pp-bench-mma-ceiling bench/zero123pp-bench-attn-ceiling \
          tests/kernels/test_kernels tests/vk/test_vk_runtime tools/zero123pp tools/zero123pp-devices; do
   strip -o ".gpu/bin/$(basename "$f")" "$BUILD/$f"
 done

@@ -59,7 +59,22 @@ namespace {
 struct Stats {
   double min = 0, median = 0, max = 0;
   std::vector<std::string> labels; // the profile labels of one repetition's dispatches
+  // Where the time spread (max > 1.5 min): the median of each operand copy's repetitions and of
+  // each submission's, so that a slow copy (its placement) tells itself from a slow submission.
+  std::string spread;
 };
+
+// " 0.091 0.252 ...": the median of each group, in milliseconds.
+std::string medians(const std::vector<std::vector<double>>& groups) {
+  std::string out;
+  for (std::vector<double> v : groups) {
+    std::sort(v.begin(), v.end());
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " %.3f", v.empty() ? 0.0 : v[v.size() / 2]);
+    out += buf;
+  }
+  return out;
+}
 
 // Times body(rec, copy) for copy = rep % copies: `reps` repetitions per submission, each between
 // two timestamps, after submitting the same recording until ~0.3 s of GPU work has run.
@@ -93,16 +108,24 @@ struct Timer {
       dev.run(timed);
       for (const auto& t : timed.timings()) warm_ms += t.second;
     }
+    constexpr int kSubmissions = 3;
     std::vector<double> t;
-    for (int sub = 0; sub < 3; ++sub) {
+    std::vector<std::vector<double>> by_copy(static_cast<size_t>(copies)), by_submission(kSubmissions);
+    for (int sub = 0; sub < kSubmissions; ++sub) {
       dev.run(timed);
+      int r = 0;
       for (const auto& x : timed.timings())
-        if (x.first == "rep") t.push_back(x.second);
+        if (x.first == "rep") {
+          t.push_back(x.second);
+          by_copy[size_t(r++ % copies)].push_back(x.second);
+          by_submission[size_t(sub)].push_back(x.second);
+        }
     }
     std::sort(t.begin(), t.end());
     st.min = t.front();
     st.median = t[t.size() / 2];
     st.max = t.back();
+    if (st.max > 1.5 * st.min) st.spread = "per copy" + medians(by_copy) + "; per submission" + medians(by_submission);
     return st;
   }
 };
@@ -244,6 +267,7 @@ int main(int argc, char** argv) {
       md << buf;
       std::printf("%s", buf);
       for (const auto& l : st.labels) std::printf("    dispatch: %s\n", l.c_str());
+      if (!st.spread.empty()) std::printf("    spread (median ms): %s\n", st.spread.c_str());
       std::fflush(stdout);
     };
 
