@@ -3,6 +3,7 @@
 // a small parameter buffer that the host rewrites before each replay of the step recording (so
 // the recording never changes). One source, three operations selected by OP_*:
 //   OP_REF_INPUT : r = (cond_lat + sigma_ref * noise) * c_in          → UNet write-pass input
+//                  (at element `first` of r and noise: one step's rows)
 //   OP_MAIN_INPUT: m[b] = x * c_in for each CFG half b                  → UNet read-pass input
 //   OP_STEP      : v = v_u + g (v_c - v_u) (or v when one half); x = a x + b v + sigma_up * noise
 // x, cond_lat and noise are fp32; r, m and v use the network's storage type (DTYPE_F16 or not).
@@ -25,10 +26,13 @@ layout(std430, binding = 0) readonly buffer Params {
 layout(std430, binding = 1) readonly buffer Lat { float lat[]; };
 layout(std430, binding = 2) readonly buffer Noise { float noise[]; };
 layout(std430, binding = 3) writeonly buffer Out { STORE_T r[]; };
+// Where one reference pass serves several steps, each step's rows of r (and of its noise) start
+// at `first`; cond_lat is the same for every step.
+layout(push_constant) uniform Push { uint first; } pc;
 void main() {
   uint i = gl_GlobalInvocationID.x;
   if (i >= P.ref_count) return;
-  r[i] = STORE((lat[i] + P.sigma_ref * noise[i]) * P.c_in);
+  r[pc.first + i] = STORE((lat[i] + P.sigma_ref * noise[pc.first + i]) * P.c_in);
 }
 #elif defined(OP_MAIN_INPUT)
 layout(std430, binding = 1) readonly buffer X { float x[]; };

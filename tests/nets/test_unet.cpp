@@ -150,6 +150,62 @@ TEST_P(UNetParity, ReferenceAttentionMatchesRefOnlyNoisedUNet) {
   EXPECT_EQ(rep.nonfinite, 0u);
 }
 
+// One write pass for two steps, as the step program runs it where the reference pass runs ahead:
+// batch 2B, the golden's reference input at its timestep in one half and another input at another
+// timestep (999) in the other (UNet::record_time_rows: a timestep per row), then the read pass on
+// the golden's half alone (ref_batch0), both halves in turn. The same tolerances as above: the
+// time injection of the write pass now takes diffusers' two roundings instead of one.
+TEST_P(UNetParity, OneReferencePassForTwoStepsMatchesRefOnlyNoisedUNet) {
+  const DType dt = dtype();
+  kernels::Kernels k(device(), tuning());
+  ModelFolder folder = ModelFolder::open(set().model_dir());
+  nets::UNet unet(k, folder, dt);
+  test::GoldenFile g(set().golden_dir(), "unet_ref.safetensors");
+  const test::GoldenTensor ref_g = g.at("ref_input"), ctx_g = g.at("ctx");
+  const int64_t B = ref_g.shape[0];
+  const float t = g.at("timestep").values.at(0), t_other = 999.0f;
+  Tensor main_in = upload_nchw(device(), dt, g.at("main_input"), "main_input");
+  Tensor ctx = upload_plain(device(), dt, ctx_g, "ctx");
+  Tensor tf = time_input(device(), unet, dt, t);
+  for (int64_t member : {0, 1}) {
+    SCOPED_TRACE("the golden's rows at half " + std::to_string(member));
+    test::GoldenTensor ref2 = ref_g, ctx2 = ctx_g;
+    ref2.shape[0] = ctx2.shape[0] = 2 * B;
+    ref2.values.clear();
+    ctx2.values.clear();
+    std::vector<float> rows;
+    for (int64_t half : {0, 1}) {
+      const bool golden = half == member;
+      for (float v : ref_g.values) ref2.values.push_back(golden ? v : -0.5f * v);
+      ctx2.values.insert(ctx2.values.end(), ctx_g.values.begin(), ctx_g.values.end());
+      const std::vector<float> f = unet.timestep_frequencies(golden ? t : t_other);
+      for (int64_t b = 0; b < B; ++b) rows.insert(rows.end(), f.begin(), f.end());
+    }
+    Tensor ref_in = upload_nchw(device(), dt, ref2, "ref_input x2");
+    Tensor ctx_2 = upload_plain(device(), dt, ctx2, "ctx x2");
+    Tensor t_rows = make_tensor(device(), dt, {2 * B, static_cast<int64_t>(rows.size()) / (2 * B)}, "t_freq rows");
+    upload(device(), t_rows, rows);
+    Tensor out = make_tensor(device(), dt, main_in.shape, "out");
+    test::poison(device(), out);
+    nets::ReferenceCache cache(device());
+    Workspace ws(device());
+    vk::Recording rec(device());
+    nets::TimeBiases time(device()), per_row(device());
+    unet.record_time(rec, ws, tf, time);
+    unet.record_time_rows(rec, ws, t_rows, per_row);
+    EXPECT_TRUE(per_row.per_row());
+    EXPECT_FALSE(time.per_row());
+    unet.record(rec, ws, ref_in, per_row, ctx_2, nullptr, nets::RefMode::Write, &cache);
+    unet.record(rec, ws, main_in, time, ctx, &out, nets::RefMode::Read, &cache, nullptr, member * B);
+    device().run(rec);
+    auto got =
+        test::nhwc_to_nchw(download(device(), out), main_in.dim(0), main_in.dim(1), main_in.dim(2), main_in.dim(3));
+    auto rep = test::compare(got, test::to_double(g.at("out").values));
+    EXPECT_LE(rep.rel_l2, tolerance(dt)) << rep.summary();
+    EXPECT_EQ(rep.nonfinite, 0u);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, UNetParity,
                          ::testing::Combine(::testing::Values(kV12Topology, kTwoTransformerLayers),
                                             ::testing::Values(DType::F32, DType::F16),

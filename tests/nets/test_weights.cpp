@@ -1,6 +1,7 @@
 // Weights stored fused (nets::FusedWeight): the fused tensor holds its parts' rows, converted and
-// in order, exactly as the parts load on their own; the parts are not stored; groups whose parts
-// are missing, not 2-D or of other widths are refused.
+// in order, exactly as the parts load on their own; the parts are not stored, unless a fused
+// tensor of one part keeps one alone; groups whose parts are missing, not 2-D, of other widths or
+// repeated are refused.
 #include <gtest/gtest.h>
 
 #include "support/check.hpp"
@@ -40,6 +41,23 @@ TEST_F(FusedWeights, HoldTheirPartsRowsInOrder) {
     EXPECT_EQ(download(device(), f), want);
     EXPECT_EQ(fused.count(), plain.count() - 2);
   }
+}
+
+// A part in a group and in a fused tensor of its own under its own name (the query projection the
+// UNet's reference pass runs alone): stored in both, with the same values.
+TEST_F(FusedWeights, APartMayAlsoBeKeptAlone) {
+  ModelFolder folder = ModelFolder::open(test::tiny_model_dir());
+  nets::Weights plain(device(), folder, ModelModule::Unet, DType::F16);
+  const std::string q = kAttn + ".to_q.weight";
+  nets::Weights fused(device(), folder, ModelModule::Unet, DType::F16, {}, nullptr,
+                      {{kAttn + ".to_kvq.weight", {kAttn + ".to_k.weight", kAttn + ".to_v.weight", q}}, {q, {q}}});
+  ASSERT_TRUE(fused.has(q));
+  EXPECT_EQ(fused.at(q).shape, plain.at(q).shape);
+  const std::vector<float> alone = download(device(), fused.at(q)),
+                           kvq = download(device(), fused.at(kAttn + ".to_kvq.weight"));
+  EXPECT_EQ(alone, download(device(), plain.at(q)));
+  EXPECT_EQ(std::vector<float>(kvq.end() - static_cast<std::ptrdiff_t>(alone.size()), kvq.end()), alone);
+  EXPECT_EQ(fused.count(), plain.count() - 1);
 }
 
 TEST_F(FusedWeights, RefuseGroupsThatDoNotFit) {

@@ -43,7 +43,7 @@ TEST(Tuning, ReadsEveryKnob) {
       m("Z123_GN_TILES", "96"), n("Z123_GN_THREADS", "512"), o("Z123_GN_RESIDENT", "1"),
       p("Z123_NO_PIPELINE_CACHE", "1"), q("Z123_PIPELINE_REPORT_DIR", "/tmp/reports"),
       r("Z123_ATTN_TILED_INVOCATIONS", "128"), s("Z123_GEMM_FIXED_GEOMETRY", "k"), u("Z123_REFERENCE_QUEUE", "shared"),
-      v("Z123_MAIN_PRESUBMIT", "0"), w("Z123_CONV_WINOGRAD", "on");
+      v("Z123_MAIN_PRESUBMIT", "0"), w("Z123_CONV_WINOGRAD", "on"), x("Z123_REFERENCE_STEPS", "1");
   const Tuning t = Tuning::from_environment();
   EXPECT_TRUE(t.force_portable);
   EXPECT_EQ(t.matmul_path, kernels::Path::NvCoopMat2);
@@ -65,6 +65,7 @@ TEST(Tuning, ReadsEveryKnob) {
   EXPECT_TRUE(t.gn_resident);
   EXPECT_EQ(t.reference_queue, Tuning::ReferenceQueue::Shared);
   EXPECT_FALSE(t.main_presubmit);
+  EXPECT_EQ(t.reference_steps, 1);
   EXPECT_EQ(t.conv_winograd, Tuning::ConvWinograd::On);
   EXPECT_TRUE(t.no_pipeline_cache);
   EXPECT_EQ(t.pipeline_report_dir, "/tmp/reports");
@@ -98,6 +99,7 @@ TEST(Tuning, RefusesBadValuesNamingTheVariableAndTheValues) {
   expect_refused("Z123_GN_TILES", "12x", {"whole number from 1"});
   expect_refused("Z123_GN_THREADS", "4096", {"whole number from 1 to 1024"});
   expect_refused("Z123_REFERENCE_QUEUE", "side", {"auto|off|shared"});
+  expect_refused("Z123_REFERENCE_STEPS", "3", {"1|2"});
   expect_refused("Z123_CONV_WINOGRAD", "1", {"auto|on|off"});
   expect_refused("Z123_NO_PIPELINE_CACHE", "true", {"0|1"});
 }

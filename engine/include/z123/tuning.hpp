@@ -79,6 +79,10 @@ struct Tuning {
   // before is done (as before session 21) instead of while it runs, waiting for it on the GPU, so
   // that the main queue does not idle while the host wakes up and submits (pipeline/step_program).
   bool main_presubmit = true;
+  // Z123_REFERENCE_STEPS=1|2: with the reference pass ahead, the steps each reference pass serves.
+  // 2: one pass of twice the batch for two steps, one step pair ahead (its GEMMs fill the GPU's
+  // waves as the main pass's do), at one more reference cache's memory; 1: a pass per step.
+  int reference_steps = 2;
 
   // Z123_CONV_WINOGRAD=auto|on|off: the UNet's 3x3 stride-1 convs outside its innermost level by
   // Winograd's F(2x2, 3x3) (kernels/winograd.hpp: 2.25 times fewer multiplies, two memory-bound

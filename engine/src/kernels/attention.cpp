@@ -56,9 +56,10 @@ Operand resolve(const char* what, const AttnOperand& a, int64_t batch, int64_t w
   if (a.first_batch < 0)
     throw invalid_argument(prefix(what) + ": first batch row " + std::to_string(a.first_batch) + " is negative");
   if (t.shape.size() != 3 || t.dim(0) < a.first_batch + batch)
-    throw invalid_argument(prefix(what) + " must be [" + std::to_string(batch) + ", N, *]" +
-                           (a.first_batch ? " from batch row " + std::to_string(a.first_batch) + " on" : std::string()) +
-                           ", found " + t.describe());
+    throw invalid_argument(
+        prefix(what) + " must be [" + std::to_string(batch) + ", N, *]" +
+        (a.first_batch ? " from batch row " + std::to_string(a.first_batch) + " on" : std::string()) + ", found " +
+        t.describe());
   if (t.dtype != dtype)
     throw invalid_argument(prefix(what) + " has dtype " + dtype_name(t.dtype) + ", expected " + dtype_name(dtype) +
                            " like q (" + t.describe() + ")");

@@ -41,12 +41,13 @@ Tensor conv(NetContext& c, const std::string& prefix, const Tensor& x, int64_t c
 }
 
 Tensor resnet_block(NetContext& c, const std::string& prefix, const Tensor& x, int64_t cout, int groups, float eps,
-                    const Tensor* conv1_bias) {
+                    const Tensor* conv1_bias, const Tensor* time_rows) {
   const std::string p = prefix + ".";
   Tensor n = c.ws.acquire(x.dtype, x.shape, p + "norm1");
   group_norm(c.k, c.rec, x, c.w.at(p + "norm1.weight"), c.w.at(p + "norm1.bias"), n, groups, eps, true);
   Tensor h = conv(c, p + "conv1", n, cout, 1, 1, 1, 1, nullptr, conv1_bias);
   c.ws.release(n);
+  if (time_rows) add(c.k, c.rec, h, *time_rows, h); // [B, C] broadcast over [B, H, W, C], in place
   Tensor n2 = c.ws.acquire(x.dtype, h.shape, p + "norm2");
   group_norm(c.k, c.rec, h, c.w.at(p + "norm2.weight"), c.w.at(p + "norm2.bias"), n2, groups, eps, true);
   c.ws.release(h);

@@ -45,16 +45,21 @@ uint64_t TensorSlots::bytes() const {
 
 namespace {
 
-// An attn1 layer's slot in the reference cache: its fused keys, values and queries ([B, N, 3C];
-// [B, N, 2C] for the write pass's last layer).
+// An attn1 layer's slot in the reference cache: its keys and values ([B, N, 2C]).
 constexpr char kRefSlot = 'r';
 
 // Every attn1 layer's key, value and query projections as one [3C, C] weight, in that order: one
-// GEMM instead of three, and its first 2C rows alone give keys and values.
+// GEMM instead of three, and its first 2C rows alone give keys and values. The query projection
+// is kept alone as well (C² more, 25 MB in fp16 for v1.2): the write pass stores only keys and
+// values, and takes its queries apart, into its scratch. Stored with the queries, the reference
+// cache was half as large again, 127 against 85 MiB per step at 640x960 in fp16, and one
+// reference pass for two steps holds twice as much (bench/NOTES.md session 26).
 std::vector<FusedWeight> fused_self_attention(const UNetLayout& layout) {
   std::vector<FusedWeight> out;
-  for (const std::string& attn1 : layout.self_attention_prefixes())
+  for (const std::string& attn1 : layout.self_attention_prefixes()) {
     out.push_back({attn1 + ".to_kvq.weight", {attn1 + ".to_k.weight", attn1 + ".to_v.weight", attn1 + ".to_q.weight"}});
+    out.push_back({attn1 + ".to_q.weight", {attn1 + ".to_q.weight"}});
+  }
   return out;
 }
 
@@ -107,43 +112,54 @@ struct UNet::Pass {
   ReferenceCache* cache;
   ReferenceCache* context_kv; // cross-attention keys/values computed once per image, or nullptr
   const TimeBiases& time;
-  int attn1_left = 0; // attn1 layers still to come; the write pass stops when it reaches 0
+  int64_t ref_batch0 = 0; // the read pass's first batch row of the reference cache
+  int attn1_left = 0;     // attn1 layers still to come; the write pass stops when it reaches 0
 
   bool done() const { return mode == RefMode::Write && attn1_left == 0; }
 
-  // An attn1 layer on its LayerNorm-1 output n [B, N, C] (taken over), with `residual` added:
-  // keys, values and queries from one GEMM (the fused to_kvq weight, [B, N, 3C] out, keys at
-  // column 0, values at C, queries at 2C). The write pass projects into the layer's reference slot
-  // and attends over it; its last layer projects only keys and values (to_kvq's first 2C rows)
-  // and returns an empty tensor, since the rest of the pass is dead work. The read pass attends
-  // over [own tokens; the slot's tokens].
+  // An attn1 layer on its LayerNorm-1 output n [B, N, C] (taken over), with `residual` added.
+  // The read pass (and a plain one) takes keys, values and queries from one GEMM (the fused
+  // to_kvq weight, [B, N, 3C] out, keys at column 0, values at C, queries at 2C) and attends over
+  // [own tokens; the reference slot's tokens] (the slot's batch rows from ref_batch0). The write
+  // pass projects keys and values (to_kvq's first 2C rows) into the layer's reference slot and
+  // its queries (to_q alone) into scratch, and attends over the slot; its last layer projects only
+  // keys and values and returns an empty tensor, since the rest of the pass is dead work.
   Tensor self_attention(const std::string& layer, Tensor n, const Tensor& residual, int64_t heads) {
     const DType dt = n.dtype;
     const int64_t B = n.dim(0), N = n.dim(1), C = n.dim(2);
     const Tensor& w_kvq = c.w.at(layer + ".to_kvq.weight");
-    const bool last = mode == RefMode::Write && --attn1_left == 0;
-    if (last) {
+    const AttentionParams params{heads, C / heads, 0.0f, false};
+    Tensor a;
+    if (mode == RefMode::Write) {
       Tensor w_kv = w_kvq; // a prefix of the same buffer: rows 0 .. 2C
       w_kv.shape = {2 * C, C};
-      linear(c.k, c.rec, n, w_kv, nullptr, cache->slot(layer, kRefSlot, dt, {B, N, 2 * C}));
+      const Tensor& kv = cache->slot(layer, kRefSlot, dt, {B, N, 2 * C});
+      linear(c.k, c.rec, n, w_kv, nullptr, kv);
+      if (--attn1_left == 0) {
+        c.ws.release(n);
+        return {};
+      }
+      Tensor q = c.ws.acquire(dt, {B, N, C}, layer + ".q");
+      linear(c.k, c.rec, n, c.w.at(layer + ".to_q.weight"), nullptr, q);
       c.ws.release(n);
-      return {};
+      a = c.ws.acquire(dt, {B, N, C}, layer + ".to_out.0.in");
+      attention(c.k, c.rec, {&q}, {&kv, 0, 0}, {&kv, 0, C}, a, params);
+      c.ws.release(q);
+    } else {
+      Tensor kvq = c.ws.acquire(dt, {B, N, 3 * C}, layer + ".kvq");
+      linear(c.k, c.rec, n, w_kvq, nullptr, kvq);
+      c.ws.release(n);
+      AttnOperand ref_k, ref_v;
+      if (mode == RefMode::Read) {
+        const Tensor* ref = cache ? cache->find(layer, kRefSlot) : nullptr;
+        if (!ref) throw internal_error("UNet read pass: no stored reference for " + layer);
+        ref_k = {ref, 0, 0, ref_batch0};
+        ref_v = {ref, 0, C, ref_batch0};
+      }
+      a = c.ws.acquire(dt, {B, N, C}, layer + ".to_out.0.in");
+      attention(c.k, c.rec, {&kvq, 0, 2 * C}, {&kvq, 0, 0}, {&kvq, 0, C}, a, params, ref_k, ref_v);
+      c.ws.release(kvq);
     }
-    Tensor kvq = mode == RefMode::Write ? cache->slot(layer, kRefSlot, dt, {B, N, 3 * C})
-                                        : c.ws.acquire(dt, {B, N, 3 * C}, layer + ".kvq");
-    linear(c.k, c.rec, n, w_kvq, nullptr, kvq);
-    c.ws.release(n);
-    AttnOperand ref_k, ref_v;
-    if (mode == RefMode::Read) {
-      const Tensor* ref = cache ? cache->find(layer, kRefSlot) : nullptr;
-      if (!ref) throw internal_error("UNet read pass: no stored reference for " + layer);
-      ref_k = {ref, 0, 0};
-      ref_v = {ref, 0, C};
-    }
-    Tensor a = c.ws.acquire(dt, {B, N, C}, layer + ".to_out.0.in");
-    attention(c.k, c.rec, {&kvq, 0, 2 * C}, {&kvq, 0, 0}, {&kvq, 0, C}, a, {heads, C / heads, 0.0f, false}, ref_k,
-              ref_v);
-    if (mode != RefMode::Write) c.ws.release(kvq);
     Tensor out = c.ws.acquire(dt, {B, N, C}, layer + ".to_out.0");
     linear(c.k, c.rec, a, c.w.at(layer + ".to_out.0.weight"), c.w.find(layer + ".to_out.0.bias"), out, Epilogue::None,
            &residual);
@@ -225,8 +241,12 @@ struct UNet::Pass {
   Tensor resnet(const ResnetDecl& decl, const Tensor& x) {
     const Tensor* bias = time.find(decl.prefix);
     if (!bias) throw internal_error("UNet pass: no time bias for " + decl.prefix + " (record_time first)");
-    return resnet_block(c, decl.prefix, x, decl.out_channels, cfg.norm_num_groups, static_cast<float>(cfg.norm_eps),
-                        bias);
+    const float eps = static_cast<float>(cfg.norm_eps);
+    if (!time.per_row()) return resnet_block(c, decl.prefix, x, decl.out_channels, cfg.norm_num_groups, eps, bias);
+    if (bias->dim(0) != x.dim(0))
+      throw internal_error("UNet pass: " + std::to_string(bias->dim(0)) + " rows of time injection for a batch of " +
+                           std::to_string(x.dim(0)));
+    return resnet_block(c, decl.prefix, x, decl.out_channels, cfg.norm_num_groups, eps, nullptr, bias);
   }
 };
 
@@ -263,19 +283,41 @@ void UNet::record_context(vk::Recording& rec, const Tensor& ctx, ReferenceCache&
   }
 }
 
+Tensor UNet::record_silu_embedding(vk::Recording& rec, Workspace& ws, const Tensor& t_freq) {
+  const DType dt = weights_.storage();
+  const int64_t rows = t_freq.shape.size() == 2 ? t_freq.dim(0) : 0;
+  if (rows < 1 || t_freq.dim(-1) != config_.block_out_channels[0])
+    throw invalid_argument("UNet time input " + t_freq.describe() + " must be [rows, " +
+                           std::to_string(config_.block_out_channels[0]) + "]");
+  // Time embedding: linear_1 → SiLU → linear_2; every resnet then projects silu(emb).
+  const Tensor& l1 = weights_.at("time_embedding.linear_1.weight");
+  Tensor e1 = ws.acquire(dt, {rows, l1.dim(0)}, "time_embedding.linear_1");
+  linear(k_, rec, t_freq, l1, &weights_.at("time_embedding.linear_1.bias"), e1, Epilogue::Silu);
+  Tensor silu_emb = ws.acquire(dt, {rows, l1.dim(0)}, "silu(emb)");
+  linear(k_, rec, e1, weights_.at("time_embedding.linear_2.weight"), &weights_.at("time_embedding.linear_2.bias"),
+         silu_emb, Epilogue::Silu);
+  ws.release(e1);
+  return silu_emb;
+}
+
+void UNet::record_time_rows(vk::Recording& rec, Workspace& ws, const Tensor& t_freq, TimeBiases& out) {
+  const DType dt = weights_.storage();
+  Tensor silu_emb = record_silu_embedding(rec, ws, t_freq);
+  kernels::WholeK whole_k(k_); // as in record_time
+  for (const ResnetDecl* r : layout_.resnets()) {
+    const std::string p = r->prefix + ".";
+    linear(k_, rec, silu_emb, weights_.at(p + "time_emb_proj.weight"), &weights_.at(p + "time_emb_proj.bias"),
+           out.row_slot(r->prefix, dt, t_freq.dim(0), r->out_channels));
+  }
+  ws.release(silu_emb);
+}
+
 void UNet::record_time(vk::Recording& rec, Workspace& ws, const Tensor& t_freq, TimeBiases& out) {
   const DType dt = weights_.storage();
   if (t_freq.shape.size() != 2 || t_freq.dim(0) != 1)
     throw invalid_argument("UNet time input " + t_freq.describe() + " must be one row [1, " +
                            std::to_string(config_.block_out_channels[0]) + "]: every batch row shares the timestep");
-  // Time embedding: linear_1 → SiLU → linear_2; every resnet then projects silu(emb).
-  const Tensor& l1 = weights_.at("time_embedding.linear_1.weight");
-  Tensor e1 = ws.acquire(dt, {1, l1.dim(0)}, "time_embedding.linear_1");
-  linear(k_, rec, t_freq, l1, &weights_.at("time_embedding.linear_1.bias"), e1, Epilogue::Silu);
-  Tensor silu_emb = ws.acquire(dt, {1, l1.dim(0)}, "silu(emb)");
-  linear(k_, rec, e1, weights_.at("time_embedding.linear_2.weight"), &weights_.at("time_embedding.linear_2.bias"),
-         silu_emb, Epilogue::Silu);
-  ws.release(e1);
+  Tensor silu_emb = record_silu_embedding(rec, ws, t_freq);
   // conv1.bias + time_emb_proj(silu(emb)): the checkpoint's conv1 bias rides in as the residual.
   // Unsplit, the resnets' products are independent and run side by side (kernels::WholeK); split,
   // they queued behind one another: 42.55-42.59 against 42.66-42.72 ms per step on an H100
@@ -294,7 +336,8 @@ void UNet::record_time(vk::Recording& rec, Workspace& ws, const Tensor& t_freq, 
 }
 
 void UNet::record(vk::Recording& rec, Workspace& ws, const Tensor& sample, const TimeBiases& time, const Tensor& ctx,
-                  const Tensor* out, RefMode mode, ReferenceCache* cache, ReferenceCache* context_kv) {
+                  const Tensor* out, RefMode mode, ReferenceCache* cache, ReferenceCache* context_kv,
+                  int64_t ref_batch0) {
   const size_t levels = config_.levels();
   const DType dt = weights_.storage();
   const int64_t B = sample.dim(0);
@@ -303,7 +346,7 @@ void UNet::record(vk::Recording& rec, Workspace& ws, const Tensor& sample, const
   if (sample.dim(1) % (1 << (levels - 1)) || sample.dim(2) % (1 << (levels - 1)))
     throw unsupported("UNet sample " + sample.describe() + ": height and width must be multiples of " +
                       std::to_string(1 << (levels - 1)));
-  Pass P{{k_, rec, ws, weights_}, config_, ctx, mode, cache, context_kv, time, 0};
+  Pass P{{k_, rec, ws, weights_}, config_, ctx, mode, cache, context_kv, time, ref_batch0, 0};
   // The write pass knows where its useful work ends: after the last attn1 layer.
   if (mode == RefMode::Write) P.attn1_left = layout_.self_attention_layers();
 

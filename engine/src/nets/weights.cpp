@@ -65,13 +65,16 @@ Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule modu
   std::map<std::string, const ExpectedTensor*> by_name;
   for (const ExpectedTensor& e : expected) by_name[e.name] = &e;
   std::set<std::string> fused_part; // checkpoint names stored inside a fused tensor
-  for (const FusedWeight& f : fused)
+  for (const FusedWeight& f : fused) {
+    std::set<std::string> in_this;
     for (const std::string& part : f.parts) {
       auto it = by_name.find(part);
       if (it == by_name.end() || it->second->shape.size() != 2 ||
-          it->second->shape[1] != by_name.at(f.parts.front())->shape[1] || !fused_part.insert(part).second)
-        throw internal_error(f.name + ": part " + part + " is not a 2-D tensor of the group's width");
+          it->second->shape[1] != by_name.at(f.parts.front())->shape[1] || !in_this.insert(part).second)
+        throw internal_error(f.name + ": part " + part + " is not a 2-D tensor of the group's width, or repeated");
+      fused_part.insert(part);
     }
+  }
 
   for (const std::string& name : winograd) {
     auto it = by_name.find(name);

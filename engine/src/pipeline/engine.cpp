@@ -307,9 +307,10 @@ std::unique_ptr<Engine> Engine::open(const std::filesystem::path& model_dir, con
   if (prepare) {
     impl->finish_programs();
     if (impl->step) {
-      // One step's commands: the first slot's (with the reference pass ahead, its two programs).
-      const StepProgram::Slot& s = impl->step->slots.front();
-      for (const vk::Recording* r : {s.ref_rec.get(), s.rec.get()}) {
+      // One step's commands: the first step slot's (with the reference pass ahead, and its
+      // reference program, which serves Tuning::reference_steps steps).
+      const StepProgram& sp = *impl->step;
+      for (const vk::Recording* r : {sp.references.front().rec.get(), sp.steps.front().rec.get()}) {
         if (!r) continue;
         report.step_dispatches += static_cast<uint32_t>(r->dispatch_count());
         report.step_barriers += static_cast<uint32_t>(r->barrier_count());
@@ -363,6 +364,13 @@ std::string Engine::memory_report() const {
   const std::string reference_pool =
       m.reference ? " (and the reference pass's, " + std::to_string(mib(m.reference->pooled_bytes())) + " MiB)"
                   : " (the reference pass's too)";
+  // Ahead, two reference caches: the pass of the next steps writes one while the main passes read the other.
+  std::string reference_caches;
+  if (m.step && m.step->ahead())
+    reference_caches =
+        m.step->steps_per_reference == 1
+            ? " (two: its pass one step ahead)"
+            : " (two: its pass ahead, one for " + std::to_string(m.step->steps_per_reference) + " steps at a time)";
   char buf[1024];
   std::snprintf(buf, sizeof buf,
                 "memory (%s layout): device-local %d MiB now, %d MiB peak\n"
@@ -379,8 +387,7 @@ std::string Engine::memory_report() const {
                 mib(m.scratch ? m.scratch->pooled_bytes() : 0), reference_pool.c_str(),
                 mib(m.around ? m.around->pooled_bytes() : 0),
                 m.around ? " (in the UNet weights' memory)" : " (in the sampling pool)",
-                mib(m.step ? m.step->cache_bytes() : 0),
-                m.step && m.step->ahead() ? " (two: its pass one step ahead)" : "");
+                mib(m.step ? m.step->cache_bytes() : 0), reference_caches.c_str());
   return buf;
 }
 
@@ -406,54 +413,84 @@ StepProgram& Engine::Impl::step_program(int64_t h, int64_t w, int64_t hr, int64_
   auto p = std::make_unique<StepProgram>();
   p->h = h, p->w = w, p->hr = hr, p->wr = wr, p->halves = halves;
   const int64_t c = configs.unet.in_channels, B = halves, D = configs.unet.cross_attention_dim.at(0);
-  const int64_t tokens = configs.text_encoder.max_position_embeddings;
+  const int64_t tokens = configs.text_encoder.max_position_embeddings, freqs = configs.unet.block_out_channels[0];
   const bool ahead = reference_ahead();
-  p->slots.resize(ahead ? 2 : 1);
-  for (StepProgram::Slot& s : p->slots) {
+  const int g = ahead ? device->tuning().reference_steps : 1;
+  p->steps_per_reference = g;
+  p->steps.resize(ahead ? size_t(2 * g) : 1);
+  p->references.resize(ahead ? 2 : 1);
+  for (StepProgram::StepSlot& s : p->steps) {
     s.params = device->allocator().create_buffer(sizeof(kernels::StepParams), vk::MemoryUsage::Upload, "step params");
-    s.t_freq = host_tensor(dtype, {1, int64_t(configs.unet.block_out_channels[0])}, "t_freq");
+    s.t_freq = host_tensor(dtype, {1, freqs}, "t_freq");
     s.time = std::make_unique<nets::TimeBiases>(*device);
-    s.ref_noise = host_tensor(DType::F32, {B, hr, wr, c}, "reference noise");
     s.anc_noise = host_tensor(DType::F32, {1, h, w, c}, "ancestral noise");
-    s.cache = std::make_unique<nets::ReferenceCache>(*device);
+    s.rec = std::make_unique<vk::Recording>(*device);
+    s.rec->order_by_levels(); // the reference and main passes side by side (`reference`)
+  }
+  for (StepProgram::ReferenceSlot& r : p->references) {
+    r.ref_noise = host_tensor(DType::F32, {g * B, hr, wr, c}, "reference noise");
+    r.cache = std::make_unique<nets::ReferenceCache>(*device);
+    if (g > 1) {
+      r.t_rows = host_tensor(dtype, {g * B, freqs}, "t_freq rows");
+      r.rows = std::make_unique<nets::TimeBiases>(*device);
+    }
+    if (ahead) {
+      r.rec = std::make_unique<vk::Recording>(*device, vk::QueueRole::Side);
+      r.rec->order_by_levels();
+    }
   }
   p->cond_lat = make_tensor(*device, DType::F32, {B, hr, wr, c}, "cond_lat");
   p->x = make_tensor(*device, DType::F32, {1, h, w, c}, "x");
   p->ctx = make_tensor(*device, dtype, {B, tokens, D}, "ctx");
-  p->ref_in = make_tensor(*device, dtype, {B, hr, wr, c}, "reference input");
+  p->ref_in = make_tensor(*device, dtype, {g * B, hr, wr, c}, "reference input");
   p->main_in = make_tensor(*device, dtype, {B, h, w, c}, "main input");
   p->v = make_tensor(*device, dtype, {B, h, w, c}, "v");
   p->context_kv = std::make_unique<nets::ReferenceCache>(*device);
+  if (g > 1) {
+    p->ref_ctx = make_tensor(*device, dtype, {g * B, tokens, D}, "reference ctx");
+    p->ref_context_kv = std::make_unique<nets::ReferenceCache>(*device);
+  }
   const uint32_t ref_count = static_cast<uint32_t>(B * hr * wr * c), count = static_cast<uint32_t>(h * w * c);
   // One step ahead, each pass runs beside the other's queue: kernels keep their choices for that.
   std::optional<kernels::QueuesShareTheGpu> shared;
   if (ahead) shared.emplace(*k);
-  for (StepProgram::Slot& s : p->slots) {
-    s.rec = std::make_unique<vk::Recording>(*device);
-    s.rec->order_by_levels(); // the reference and main passes side by side (`reference`)
-    vk::Recording& ref_rec =
-        ahead ? *(s.ref_rec = std::make_unique<vk::Recording>(*device, vk::QueueRole::Side)) : *s.rec;
-    if (ahead) ref_rec.order_by_levels();
-    kernels::sampler_ref_input(*k, ref_rec, s.params, p->cond_lat, s.ref_noise, p->ref_in, ref_count);
+  for (size_t j = 0; j < p->references.size(); ++j) {
+    StepProgram::ReferenceSlot& r = p->references[j];
+    // Its steps' slots: steps jg .. jg + g - 1 (mod 2g).
+    std::vector<StepProgram::StepSlot*> members;
+    for (int m = 0; m < g; ++m) members.push_back(&p->steps[j * size_t(g) + size_t(m)]);
+    vk::Recording& ref_rec = ahead ? *r.rec : *members.front()->rec;
     // With a pool of its own, the reference pass gets a split-K lane of its own too (nothing
-    // shared with the main pass then but the reference cache and the inputs). One step ahead,
-    // the time biases are the reference program's to compute, in its pool and its lane: the
-    // main pass of the step before runs beside it, and its GEMMs (split K too: M is 1) sharing
-    // the main pass's scratch would race it (bench/NOTES.md session 20, run 1).
+    // shared with the main pass then but the reference cache and the inputs). Ahead, the time
+    // biases are the reference program's to compute, in its pool and its lane: the main pass of
+    // the step before runs beside it, and its GEMMs (split K too: M is 1) sharing the main
+    // pass's scratch would race it (bench/NOTES.md session 20, run 1).
     std::optional<kernels::SplitKLane> lane;
     if (ahead) lane.emplace(*k, 1); // ahead implies `reference`
-    unet->record_time(ref_rec, ahead ? reference_scratch() : *scratch, s.t_freq, *s.time);
+    Workspace& time_pool = ahead ? reference_scratch() : *scratch;
+    for (int m = 0; m < g; ++m) {
+      StepProgram::StepSlot& s = *members[size_t(m)];
+      kernels::sampler_ref_input(*k, ref_rec, s.params, p->cond_lat, r.ref_noise, p->ref_in, ref_count,
+                                 uint32_t(m) * ref_count);
+      unet->record_time(ref_rec, time_pool, s.t_freq, *s.time);
+    }
+    if (g > 1) unet->record_time_rows(ref_rec, time_pool, r.t_rows, *r.rows);
     if (reference && !lane) lane.emplace(*k, 1);
-    unet->record(ref_rec, reference_scratch(), p->ref_in, *s.time, p->ctx, nullptr, nets::RefMode::Write, s.cache.get(),
-                 p->context_kv.get());
+    unet->record(ref_rec, reference_scratch(), p->ref_in, g > 1 ? *r.rows : *members.front()->time,
+                 g > 1 ? p->ref_ctx : p->ctx, nullptr, nets::RefMode::Write, r.cache.get(),
+                 g > 1 ? p->ref_context_kv.get() : p->context_kv.get());
     lane.reset();
-    kernels::sampler_main_input(*k, *s.rec, s.params, p->x, p->main_in, count);
-    unet->record(*s.rec, *scratch, p->main_in, *s.time, p->ctx, &p->v, nets::RefMode::Read, s.cache.get(),
-                 p->context_kv.get());
-    kernels::sampler_step(*k, *s.rec, s.params, p->x, p->v, s.anc_noise, count);
+    for (int m = 0; m < g; ++m) {
+      StepProgram::StepSlot& s = *members[size_t(m)];
+      kernels::sampler_main_input(*k, *s.rec, s.params, p->x, p->main_in, count);
+      unet->record(*s.rec, *scratch, p->main_in, *s.time, p->ctx, &p->v, nets::RefMode::Read, r.cache.get(),
+                   p->context_kv.get(), m * B);
+      kernels::sampler_step(*k, *s.rec, s.params, p->x, p->v, s.anc_noise, count);
+    }
   }
   p->context_rec = std::make_unique<vk::Recording>(*device);
   unet->record_context(*p->context_rec, p->ctx, *p->context_kv);
+  if (g > 1) unet->record_context(*p->context_rec, p->ref_ctx, *p->ref_context_kv);
   step = std::move(p);
   return *step;
 }
@@ -669,6 +706,11 @@ GenerateResult Engine::generate(const Image& input, const GenerateOptions& o) {
   result.timings.weights_restore_ms = m.restore_unet_weights();
   upload(*m.device, sp.cond_lat, cond_lat);
   upload(*m.device, sp.ctx, ctx);
+  if (sp.ref_ctx.buffer) { // the reference pass's batch: ctx once per step it serves
+    std::vector<float> repeated;
+    for (int i = 0; i < sp.steps_per_reference; ++i) repeated.insert(repeated.end(), ctx.begin(), ctx.end());
+    upload(*m.device, sp.ref_ctx, repeated);
+  }
   m.device->run(*sp.context_rec);
   upload(*m.device, sp.x, x);
   auto step_inputs = [&](int i) {

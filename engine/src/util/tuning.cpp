@@ -92,6 +92,7 @@ Tuning Tuning::from_environment() {
   t.reference_queue =
       choice<RQ>("Z123_REFERENCE_QUEUE", {{"auto", RQ::Auto}, {"off", RQ::Off}, {"shared", RQ::Shared}}, RQ::Auto);
   t.main_presubmit = flag("Z123_MAIN_PRESUBMIT", true);
+  t.reference_steps = choice<int>("Z123_REFERENCE_STEPS", {{"1", 1}, {"2", 2}}, 2);
 
   using CW = ConvWinograd;
   t.conv_winograd = choice<CW>("Z123_CONV_WINOGRAD", {{"auto", CW::Auto}, {"on", CW::On}, {"off", CW::Off}}, CW::Auto);

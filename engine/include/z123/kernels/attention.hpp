@@ -43,9 +43,9 @@ struct AttentionParams {
 // [K; K2] (batch b, head h).
 //
 // q: [B, Nq, *]; k, v: [B, Nk, *] (Nk ≥ 1); k2, v2: both absent or both [B, Nk2, *] (Nk2 ≥ 0);
-// each of them may have more batch rows (AttnOperand::first_batch); out: [B, Nq, H*D], contiguous, must not alias any input. All tensors share one dtype (F32 or
-// F16); scores, softmax statistics and the output accumulator are fp32, the output is rounded
-// once to the storage type. Throws InvalidArgument on a shape / dtype / window mismatch and
+// each of them may have more batch rows (AttnOperand::first_batch); out: [B, Nq, H*D], contiguous, must not alias any
+// input. All tensors share one dtype (F32 or F16); scores, softmax statistics and the output accumulator are fp32, the
+// output is rounded once to the storage type. Throws InvalidArgument on a shape / dtype / window mismatch and
 // Unsupported for a head size without a kernel variant. Records into rec; nothing runs until the
 // recording is submitted.
 //

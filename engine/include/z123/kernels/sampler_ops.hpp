@@ -15,8 +15,10 @@ struct StepParams {
 };
 
 // ref_in[h] = (cond_lat[h] + sigma_ref * noise[h]) * c_in for both halves (fp32 in, storage out).
+// first: where ref_in and noise hold several steps' rows (one reference pass for several steps),
+// the element at which this step's begin; cond_lat holds one step's.
 void sampler_ref_input(Kernels& k, vk::Recording& rec, const vk::Buffer& params, const Tensor& cond_lat,
-                       const Tensor& noise, const Tensor& ref_in, uint32_t total);
+                       const Tensor& noise, const Tensor& ref_in, uint32_t total, uint32_t first = 0);
 // main_in[h] = x * c_in for every half.
 void sampler_main_input(Kernels& k, vk::Recording& rec, const vk::Buffer& params, const Tensor& x,
                         const Tensor& main_in, uint32_t total);

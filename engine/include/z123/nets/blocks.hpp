@@ -26,8 +26,10 @@ struct NetContext {
 // UNet passes conv1.bias + time_emb_proj(silu_emb) (UNet::record_time): the time injection is a
 // per-channel constant when every batch row shares the timestep, so it rides in conv1's epilogue
 // instead of a projection and an add per resnet and pass.
+// time_rows: [B, cout], added to conv1's output (after its bias) row by row, or nullptr: the time
+// injection where the batch rows have different timesteps (UNet::record_time_rows).
 Tensor resnet_block(NetContext& c, const std::string& prefix, const Tensor& x, int64_t cout, int groups, float eps,
-                    const Tensor* conv1_bias = nullptr);
+                    const Tensor* conv1_bias = nullptr, const Tensor* time_rows = nullptr);
 
 // Single-head attention out = softmax(q·kᵀ / sqrt(C))·v for q, k, v, out [B, N, C], computed as
 // two GEMMs per chunk of queries (raw fp32 scores through kernels::matmul_f32, a row softmax into

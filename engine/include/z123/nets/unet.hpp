@@ -63,20 +63,31 @@ private:
   TensorSlots slots_;
 };
 
-// Every resnet's conv1 bias with the time embedding folded in, for one timestep (keyed by the
-// resnet's checkpoint prefix): conv1.bias + time_emb_proj(silu(emb)), [out_channels]. Owns its
-// buffers, so one step's program computes them once for both of its passes (UNet::record_time).
+// Every resnet's time injection (keyed by the resnet's checkpoint prefix), in one of two forms:
+// - folded (UNet::record_time): for one timestep, conv1.bias + time_emb_proj(silu(emb)),
+//   [out_channels], which conv1 adds as its bias;
+// - per row (UNet::record_time_rows): time_emb_proj(silu(emb)) for each batch row's timestep,
+//   [rows, out_channels], added after conv1 and its own bias (one reference pass for two steps,
+//   whose rows have two timesteps).
+// Owns its buffers, so one step's program computes them once for both of its passes.
 class TimeBiases {
 public:
   explicit TimeBiases(vk::Device& device) : slots_(device, "time bias ") {}
-  // The bias of a resnet, created on first use with this width.
+  // The folded bias of a resnet, created on first use with this width.
   const Tensor& slot(const std::string& resnet, DType dtype, int64_t channels) {
     return slots_.slot(resnet, dtype, {channels});
   }
+  // The per-row injection of a resnet, created on first use with this shape.
+  const Tensor& row_slot(const std::string& resnet, DType dtype, int64_t rows, int64_t channels) {
+    per_row_ = true;
+    return slots_.slot(resnet, dtype, {rows, channels});
+  }
   const Tensor* find(const std::string& resnet) const { return slots_.find(resnet); }
+  bool per_row() const { return per_row_; }
 
 private:
   TensorSlots slots_;
+  bool per_row_ = false;
 };
 
 class UNet {
@@ -90,16 +101,24 @@ public:
   // `out`. One row: the timestep is a scalar that every batch row shares (spec §9.2), so the time
   // injection is the same per-channel constant for every row and both passes of a step.
   void record_time(vk::Recording& rec, Workspace& ws, const Tensor& t_freq, TimeBiases& out);
+  // Records the time embedding of each row of t_freq [R, block_out_channels[0]] (a timestep per
+  // batch row) and every resnet's time_emb_proj of it, [R, out_channels], into `out` (per row).
+  // A pass given these adds each row's after conv1 and conv1's own bias, in two roundings as
+  // diffusers' ResnetBlock2D does (the folded bias takes one).
+  void record_time_rows(vk::Recording& rec, Workspace& ws, const Tensor& t_freq, TimeBiases& out);
   // sample: [B, h, w, in_channels]; time: the timestep's conv1 biases (record_time(), recorded
-  // before this); ctx: [B, 77, cross_attention_dim]; out: [B, h, w, out_ch].
+  // before this), or B rows of time injections (record_time_rows()); ctx: [B, 77,
+  // cross_attention_dim]; out: [B, h, w, out_ch].
   // context_kv: where given, every cross-attention (attn2) layer reads its keys and values of
   // ctx from this cache (a slot per layer is created here) instead of projecting ctx itself;
   // record_context() then computes them. The context is the same for every step of an image,
   // so the step program leaves these projections (two per layer and pass) to a program run once
   // per image.
+  // ref_batch0: the read pass reads the reference cache's batch rows from this one (a write pass
+  // of more rows stored several steps' keys and values).
   void record(vk::Recording& rec, Workspace& ws, const Tensor& sample, const TimeBiases& time, const Tensor& ctx,
               const Tensor* out, RefMode mode = RefMode::None, ReferenceCache* cache = nullptr,
-              ReferenceCache* context_kv = nullptr);
+              ReferenceCache* context_kv = nullptr, int64_t ref_batch0 = 0);
   // Projects ctx [B, 77, cross_attention_dim] into the keys and values of every attn2 layer that
   // has a slot in context_kv (made by record() with the same ctx shape).
   void record_context(vk::Recording& rec, const Tensor& ctx, ReferenceCache& context_kv);
@@ -115,6 +134,8 @@ public:
 
 private:
   struct Pass;
+  // silu(time_embedding(t_freq)), [R, time_embed_dim], in ws (the caller releases it).
+  Tensor record_silu_embedding(vk::Recording& rec, Workspace& ws, const Tensor& t_freq);
   kernels::Kernels& k_;
   UNetConfig config_;
   UNetLayout layout_; // the structure record() walks (model/unet_layout.hpp)

@@ -49,7 +49,9 @@ struct WeightPlacement {
 
 // Checkpoint tensors of one width stored as one tensor, concatenated along dim 0 in the order of
 // `parts`, under a name of their own; the parts are not stored separately. One GEMM then does the
-// work of several (the UNet's self-attention projections: nets::UNet).
+// work of several (the UNet's self-attention projections: nets::UNet). A part may be in several
+// fused tensors (each holds a copy), and a fused tensor of one part under the part's own name
+// stores the part as well as the groups that hold it.
 struct FusedWeight {
   std::string name;               // "…attn1.to_kvq.weight"
   std::vector<std::string> parts; // checkpoint names, all 2-D with the same dim 1
