@@ -34,9 +34,9 @@
 // submissions; its conv rows came out 2-5x slower than the same kernels inside the engine.
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -73,8 +73,8 @@ struct Stats {
 std::string wall_clock_now() {
   const auto now = std::chrono::system_clock::now();
   const std::time_t t = std::chrono::system_clock::to_time_t(now);
-  const long ms = static_cast<long>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000);
+  const long ms =
+      static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000);
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[32];
@@ -147,8 +147,7 @@ struct Timer {
         const double ms = submission_ms();
         gpu_ms += ms;
         best = std::min(best, ms);
-        const double wall_ms =
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         if (gpu_ms >= 300.0 && wall_ms >= kWarmWallMs && ms <= 1.03 * best) break;
       }
       t.clear();

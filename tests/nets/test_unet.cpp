@@ -46,6 +46,14 @@ Tensor time_input(vk::Device& dev, const nets::UNet& unet, DType dt, float t) {
   return out;
 }
 
+// out [B, H, W, C] on the device against a golden [B, C, H, W] within the dtype's tolerance.
+void expect_matches(vk::Device& dev, const Tensor& out, const test::GoldenTensor& want, DType dt) {
+  auto got = test::nhwc_to_nchw(download(dev, out), out.dim(0), out.dim(1), out.dim(2), out.dim(3));
+  auto rep = test::compare(got, test::to_double(want.values));
+  EXPECT_LE(rep.rel_l2, tolerance(dt)) << rep.summary();
+  EXPECT_EQ(rep.nonfinite, 0u);
+}
+
 // A tiny model and the goldens the official modules computed from it.
 struct GoldenSet {
   const char* name;
@@ -114,10 +122,7 @@ TEST_P(UNetParity, PlainForwardMatchesDiffusers) {
     unet.record_time(rec, ws, tf, time);
     unet.record(rec, ws, sample, time, ctx, &out);
     device().run(rec);
-    auto got = test::nhwc_to_nchw(download(device(), out), sample.dim(0), sample.dim(1), sample.dim(2), sample.dim(3));
-    auto rep = test::compare(got, test::to_double(g.at(std::string("t") + t + ".out").values));
-    EXPECT_LE(rep.rel_l2, tolerance(dt)) << rep.summary();
-    EXPECT_EQ(rep.nonfinite, 0u);
+    expect_matches(device(), out, g.at(std::string("t") + t + ".out"), dt);
   }
 }
 
@@ -143,11 +148,7 @@ TEST_P(UNetParity, ReferenceAttentionMatchesRefOnlyNoisedUNet) {
   unet.record(rec, ws, ref_in, time, ctx, nullptr, nets::RefMode::Write, &cache);
   unet.record(rec, ws, main_in, time, ctx, &out, nets::RefMode::Read, &cache);
   device().run(rec);
-  auto got =
-      test::nhwc_to_nchw(download(device(), out), main_in.dim(0), main_in.dim(1), main_in.dim(2), main_in.dim(3));
-  auto rep = test::compare(got, test::to_double(g.at("out").values));
-  EXPECT_LE(rep.rel_l2, tolerance(dt)) << rep.summary();
-  EXPECT_EQ(rep.nonfinite, 0u);
+  expect_matches(device(), out, g.at("out"), dt);
 }
 
 // One write pass for two steps, as the step program runs it where the reference pass runs ahead:
@@ -198,11 +199,7 @@ TEST_P(UNetParity, OneReferencePassForTwoStepsMatchesRefOnlyNoisedUNet) {
     unet.record(rec, ws, ref_in, per_row, ctx_2, nullptr, nets::RefMode::Write, &cache);
     unet.record(rec, ws, main_in, time, ctx, &out, nets::RefMode::Read, &cache, nullptr, member * B);
     device().run(rec);
-    auto got =
-        test::nhwc_to_nchw(download(device(), out), main_in.dim(0), main_in.dim(1), main_in.dim(2), main_in.dim(3));
-    auto rep = test::compare(got, test::to_double(g.at("out").values));
-    EXPECT_LE(rep.rel_l2, tolerance(dt)) << rep.summary();
-    EXPECT_EQ(rep.nonfinite, 0u);
+    expect_matches(device(), out, g.at("out"), dt);
   }
 }
 
