@@ -58,13 +58,16 @@ void print_routes(z123::vk::Instance& instance, const z123::vk::DeviceInfo& info
     std::printf("     attention CLIP vision    %s\n", attn(80, false).c_str());
     std::printf("     attention VAE (d512)     two GEMMs (linear route, fp32 scores) and softmax_rows\n");
     std::printf("     norms, pointwise         portable (memory-bound on every device)\n");
-    // Where the step's reference pass runs (Z123_REFERENCE_QUEUE; the normal memory layout).
+    // Where the step's reference pass runs (Z123_REFERENCE_QUEUE, Z123_REFERENCE_STEPS; the
+    // normal memory layout).
+    const int steps = device.tuning().reference_steps;
+    const std::string ahead = steps == 1 ? "one step ahead" : "ahead, one pass for " + std::to_string(steps) + " steps";
     if (!device.has_side_queue())
       std::printf("   reference pass: in the main pass's program, side by side by levels\n");
     else if (device.side_queue_is_main())
-      std::printf("   reference pass: one step ahead, on the main queue (Z123_REFERENCE_QUEUE=shared)\n");
+      std::printf("   reference pass: %s, on the main queue (Z123_REFERENCE_QUEUE=shared)\n", ahead.c_str());
     else
-      std::printf("   reference pass: one step ahead, on a queue of compute family %u (main: family %u)\n",
+      std::printf("   reference pass: %s, on a queue of compute family %u (main: family %u)\n", ahead.c_str(),
                   info.side_compute_queue_family, info.compute_queue_family);
   } catch (const z123::Error& e) {
     std::printf("   kernels: cannot open this device: %s\n", e.what());
