@@ -8,7 +8,13 @@ namespace z123 {
 
 namespace {
 
-thread_local sigjmp_buf* t_jump = nullptr; // the innermost guard of this thread
+// The innermost guard of this thread. Initial-exec TLS: the signal handler reads it, and a
+// dynamic TLS block (the engine inside a dlopen'd module: the GStreamer plugin, the GIMP
+// plug-in's library) may be allocated on first access, which a handler must not do; and
+// LeakSanitizer's exit check crashed reading the main thread's dynamic TLS of the GStreamer
+// plugin after gst_deinit had unloaded it (GstFlush.FlushingSeekCancelsAndRestartsAtTheNewPosition,
+// session 26, once the main thread happened to convert weights under a guard).
+__attribute__((tls_model("initial-exec"))) thread_local sigjmp_buf* t_jump = nullptr;
 struct sigaction g_previous {};
 std::once_flag g_installed;
 
