@@ -9,8 +9,8 @@ namespace z123 {
 namespace {
 
 // The innermost guard of this thread. Initial-exec TLS: the signal handler reads it, and a
-// dynamic TLS block (the engine inside a dlopen'd module: the GStreamer plugin, the GIMP
-// plug-in's library) may be allocated on first access, which a handler must not do; and
+// dynamic TLS block (the engine inside a dlopen'd module: the GStreamer plugin) may be allocated
+// on first access, which a handler must not do; and
 // LeakSanitizer's exit check crashed reading the main thread's dynamic TLS of the GStreamer
 // plugin after gst_deinit had unloaded it (GstFlush.FlushingSeekCancelsAndRestartsAtTheNewPosition,
 // session 26, once the main thread happened to convert weights under a guard).
