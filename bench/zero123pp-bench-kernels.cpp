@@ -82,13 +82,17 @@ std::string wall_clock_now() {
   return buf;
 }
 
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
 // " 0.091 0.252 ...": the median of each group, in milliseconds.
 std::string medians(const std::vector<std::vector<double>>& groups) {
   std::string out;
-  for (std::vector<double> v : groups) {
-    std::sort(v.begin(), v.end());
+  for (const std::vector<double>& v : groups) {
     char buf[32];
-    std::snprintf(buf, sizeof buf, " %.3f", v.empty() ? 0.0 : v[v.size() / 2]);
+    std::snprintf(buf, sizeof buf, " %.3f", median_of(v));
     out += buf;
   }
   return out;
@@ -168,10 +172,7 @@ struct Timer {
       // A submission timed while the clock still climbed shows as a whole submission slower than
       // the others: warm up and time again.
       std::vector<double> sub_medians;
-      for (std::vector<double> v : by_submission) {
-        std::sort(v.begin(), v.end());
-        sub_medians.push_back(v[v.size() / 2]);
-      }
+      for (const std::vector<double>& v : by_submission) sub_medians.push_back(median_of(v));
       const auto [lo, hi] = std::minmax_element(sub_medians.begin(), sub_medians.end());
       if (*hi <= 1.1 * *lo || attempt == kTries) break;
       st.retimed = attempt;
