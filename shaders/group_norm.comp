@@ -22,7 +22,8 @@
 // The others: three stages (define STAGE_*), and VEC = 1 or 4 channels per access (4 needs
 // C % 4 == 0; the model's widths all are):
 //   STAGE_DIRECT   one workgroup per (group, batch) computes the statistics and applies them:
-//                  one dispatch, for small groups. Scalar accesses (VEC ignored).
+//                  one dispatch, for small groups. VEC = 4 needs cpg % 4 == 0 (accesses then
+//                  never straddle two groups).
 // The split path, two dispatches over T = ntiles row tiles per batch of tile_rows rows (the last
 // tile takes the remainder, up to 2 tile_rows - 1 rows):
 //   STAGE_PARTIAL  workgroup (tile k, batch) reduces its tile to per-group (mean, M2). Threads
@@ -57,7 +58,7 @@
 #elif defined(STAGE_RESIDENT) && EV == 2
 #define VT vec2
 #define STORE_V STORE_T2
-#elif VEC == 4 && !defined(STAGE_DIRECT) && !defined(STAGE_RESIDENT)
+#elif VEC == 4 && !defined(STAGE_RESIDENT)
 #define VT vec4
 #define STORE_V STORE_T4
 #else
@@ -149,38 +150,65 @@ vec3 workgroup_merge(vec3 v) {
 #endif
 
 #ifdef STAGE_DIRECT
+float first_of(float v) { return v; }
+float first_of(vec4 v) { return v.x; }
+
 void main() {
   uint g = gl_WorkGroupID.x, b = gl_WorkGroupID.y, t = gl_LocalInvocationID.x;
   uint W = gl_WorkGroupSize.x;
-  // Threads as (channel lane, row lane): lanes_c consecutive channels of a row, row_lanes rows.
-  uint lanes_c = min(pc.cpg, W), row_lanes = W / lanes_c;
+  // Threads as (access lane, row lane): lanes_c consecutive accesses (VEC channels each) of a
+  // row's group, row_lanes rows.
+  uint cpgv = pc.cpg / VEC, CV = pc.C / VEC;
+  uint lanes_c = min(cpgv, W), row_lanes = W / lanes_c;
   uint jl = t % lanes_c, rl = t / lanes_c;
   bool busy = rl < row_lanes;
-  uint base = b * pc.HW * pc.C + g * pc.cpg;
+  uint base = b * pc.HW * CV + g * cpgv;
 
-  float n = 0.0, K = 0.0, s = 0.0, ss = 0.0;
+  // Sums of (x - K) over every channel this invocation sees, K one scalar (its first value).
+  float n = 0.0, K = 0.0;
+  VT s = VT(0.0), ss = VT(0.0);
   if (busy) {
-    if (rl < pc.HW) K = LOAD(x[base + rl * pc.C + jl]);
-    for (uint j = jl; j < pc.cpg; j += lanes_c)
-      for (uint r = rl; r < pc.HW; r += row_lanes) {
-        float v = LOAD(x[base + r * pc.C + j]) - K;
+    if (rl < pc.HW) K = first_of(VT(x[base + rl * CV + jl]));
+    uint step = row_lanes * CV;
+    for (uint j = jl; j < cpgv; j += lanes_c) {
+      uint i = base + rl * CV + j, end = base + pc.HW * CV + j;
+      for (; i + 3u * step < end; i += 4u * step) { // four loads in flight
+        VT v0 = VT(x[i]) - K, v1 = VT(x[i + step]) - K, v2 = VT(x[i + 2u * step]) - K, v3 = VT(x[i + 3u * step]) - K;
+        s += (v0 + v1) + (v2 + v3);
+        ss += (v0 * v0 + v1 * v1) + (v2 * v2 + v3 * v3);
+        n += 4.0;
+      }
+      for (; i < end; i += step) {
+        VT v = VT(x[i]) - K;
         s += v;
         ss += v * v;
         n += 1.0;
       }
+    }
   }
-  float m = n > 0.0 ? s / n : 0.0;
-  vec3 st = workgroup_merge(vec3(n, K + m, max(ss - s * m, 0.0)));
+#if VEC == 4
+  float s1 = (s.x + s.y) + (s.z + s.w), ss1 = (ss.x + ss.y) + (ss.z + ss.w);
+  n *= 4.0;
+#else
+  float s1 = s, ss1 = ss;
+#endif
+  float m = n > 0.0 ? s1 / n : 0.0;
+  vec3 st = workgroup_merge(vec3(n, K + m, max(ss1 - s1 * m, 0.0)));
   float mean = st.y, rstd = inversesqrt(st.z / st.x + pc.eps);
 
   if (!busy) return;
-  for (uint j = jl; j < pc.cpg; j += lanes_c) {
-    uint c = g * pc.cpg + j;
-    float a = rstd * LOAD(gamma[c]);
-    float d = LOAD(beta[c]) - mean * a;
+  for (uint j = jl; j < cpgv; j += lanes_c) {
+    uint c = g * pc.cpg + j * VEC;
+#if VEC == 4
+    VT a = rstd * vec4(LOAD(gamma[c]), LOAD(gamma[c + 1u]), LOAD(gamma[c + 2u]), LOAD(gamma[c + 3u]));
+    VT d = vec4(LOAD(beta[c]), LOAD(beta[c + 1u]), LOAD(beta[c + 2u]), LOAD(beta[c + 3u])) - mean * a;
+#else
+    VT a = rstd * LOAD(gamma[c]);
+    VT d = LOAD(beta[c]) - mean * a;
+#endif
     for (uint r = rl; r < pc.HW; r += row_lanes) {
-      uint i = base + r * pc.C + j;
-      y[i] = STORE(finish(LOAD(x[i]) * a + d));
+      uint i = base + r * CV + j;
+      y[i] = STORE_V(finish(VT(x[i]) * a + d));
     }
   }
 }

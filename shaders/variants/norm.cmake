@@ -1,5 +1,5 @@
 # GroupNorm (four stages of one source: direct, register-resident, and the split path's partial
-# and apply, the bandwidth-bound ones also with vector accesses) and LayerNorm, each with fp32 and
+# and apply, also with vector accesses) and LayerNorm, each with fp32 and
 # fp16 storage (fp32 statistics always).
 foreach(dt f32 f16)
   set(defs "")
@@ -10,7 +10,7 @@ foreach(dt f32 f16)
     string(TOLOWER ${stage} s)
     z123_shader(NAME group_norm_${s}_${dt} SOURCE group_norm.comp DEFINES STAGE_${stage} ${defs})
   endforeach()
-  foreach(stage PARTIAL APPLY)
+  foreach(stage DIRECT PARTIAL APPLY)
     string(TOLOWER ${stage} s)
     z123_shader(NAME group_norm_${s}_vec4_${dt} SOURCE group_norm.comp DEFINES STAGE_${stage} VEC=4 ${defs})
   endforeach()

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "reference_pointwise.hpp"
 #include "support/check.hpp"
@@ -15,6 +16,7 @@
 #include "z123/error.hpp"
 #include "z123/kernels/elementwise.hpp"
 #include "z123/kernels/norm.hpp"
+#include "z123/tuning.hpp"
 #include "z123/vk/recording.hpp"
 
 using namespace z123;
@@ -63,6 +65,7 @@ protected:
     vk::Recording rec(device());
     kernels::group_norm(*kernels_, rec, x, gamma, beta, y, groups, static_cast<float>(eps), silu, path);
     device().run(rec);
+    last_labels_ = rec.dispatch_labels();
 
     auto want = ref::group_norm(xv, gv, bv, B, HW, C, groups, eps, silu);
     if (tol.atol < 0) tol = norm_tolerance(dt);
@@ -102,6 +105,7 @@ protected:
   }
 
   std::unique_ptr<kernels::Kernels> kernels_;
+  std::vector<std::string> last_labels_; // check_group_norm's dispatches, as the profile names them
 };
 
 std::string dtype_param_name(const ::testing::TestParamInfo<DType>& info) { return dtype_name(info.param); }
@@ -115,6 +119,22 @@ TEST_P(GroupNorm, DirectOddShape) { check_group_norm({2, 63, 30}, 6, false, Grou
 TEST_P(GroupNorm, DirectRank4WithSilu) { check_group_norm({2, 7, 9, 30}, 6, true, GroupNormPath::Direct); }
 // More channels per group than the direct kernel has lanes (cpg 300 > 256).
 TEST_P(GroupNorm, DirectWideGroups) { check_group_norm({1, 5, 600}, 2, true, GroupNormPath::Direct); }
+// Four channels per access (cpg a multiple of 4): the UNet's level 3 (300 rows, 40 channels a
+// group), a group of 8 channels on 7 rows (fewer rows than row lanes), and 1,203 rows (the
+// four-load loop and its remainder), each at several workgroup sizes (Z123_GN_DIRECT_THREADS,
+// the largest power of two up to it: 100 becomes 64).
+TEST_P(GroupNorm, DirectVec4AtEveryWorkgroupSize) {
+  for (uint32_t threads : {32u, 100u, 256u, 1024u}) {
+    SCOPED_TRACE("Z123_GN_DIRECT_THREADS " + std::to_string(threads));
+    Tuning tuning = device().tuning();
+    tuning.gn_direct_threads = threads;
+    kernels_ = std::make_unique<kernels::Kernels>(device(), tuning);
+    EXPECT_EQ(check_group_norm({2, 300, 1280}, 32, true, GroupNormPath::Direct), 1u);
+    EXPECT_EQ(last_labels_.at(0).rfind("group_norm_direct_vec4", 0), 0u) << last_labels_.at(0);
+    check_group_norm({1, 7, 64}, 8, false, GroupNormPath::Direct);
+    check_group_norm({2, 1203, 96}, 3, true, GroupNormPath::Direct);
+  }
+}
 TEST_P(GroupNorm, SplitOddShape) { check_group_norm({2, 63, 30}, 6, false, GroupNormPath::Split); }
 TEST_P(GroupNorm, SplitRank4WithSilu) { check_group_norm({2, 7, 9, 30}, 6, true, GroupNormPath::Split); }
 // Many tiles (dozens per batch: more than the apply stage's lanes per group, so each lane merges
@@ -165,12 +185,35 @@ TEST_P(GroupNorm, ResidentJustOverCapacity) {
   EXPECT_EQ(rec.dispatch_count(), 0u);
 }
 
+// Z123_GN_RESIDENT=small: Auto takes the resident path for the groups the direct path would take
+// (at most gn_direct_max values) and the split path above; 0 keeps the direct path there.
+TEST_P(GroupNorm, ResidentInPlaceOfDirectWhereSmall) {
+  Tuning tuning = device().tuning();
+  tuning.gn_direct_max = 16384;
+  tuning.gn_resident = Tuning::GnResident::Small;
+  kernels_ = std::make_unique<kernels::Kernels>(device(), tuning);
+  auto took = [&](const char* kernel) { return last_labels_.size() == 1 && last_labels_[0].rfind(kernel, 0) == 0; };
+  // 300 rows x 40 channels a group (the UNet's level 3, 1,280 channels in 32 groups): 12,000 values.
+  EXPECT_EQ(check_group_norm({2, 300, 1280}, 32, true, GroupNormPath::Auto), 1u);
+  EXPECT_TRUE(took("group_norm_resident")) << (last_labels_.empty() ? "" : last_labels_[0]);
+  // 1,200 rows: 48,000 values, over gn_direct_max: the split path, as without the knob.
+  EXPECT_EQ(check_group_norm({2, 1200, 1280}, 32, true, GroupNormPath::Auto), 2u);
+  tuning.gn_resident = Tuning::GnResident::Never;
+  kernels_ = std::make_unique<kernels::Kernels>(device(), tuning);
+  EXPECT_EQ(check_group_norm({2, 300, 1280}, 32, true, GroupNormPath::Auto), 1u);
+  EXPECT_TRUE(took("group_norm_direct")) << (last_labels_.empty() ? "" : last_labels_[0]);
+}
+
 // Values 100 +- 1: the variance (1/3) is 3e-5 of the mean square, so E[x^2] - E[x]^2 in fp32
 // would lose every digit. Shifted sums + Chan merges keep it. The inputs' own representation
 // (ulp(100) = 7.6e-6 in fp32) bounds the kernel's fp32 mean: |y| error ~ 1e-5 / sigma (0.58).
 TEST_P(GroupNorm, LargeMeanOffsetDirect) {
   Tol tol = GetParam() == DType::F32 ? Tol{1e-4, 1e-5} : norm_tolerance(DType::F16);
   check_group_norm({2, 300, 30}, 6, false, GroupNormPath::Direct, 100.0f, 1.0f, 1e-6, tol);
+}
+TEST_P(GroupNorm, LargeMeanOffsetDirectVec4) {
+  Tol tol = GetParam() == DType::F32 ? Tol{1e-4, 1e-5} : norm_tolerance(DType::F16);
+  check_group_norm({2, 300, 32}, 4, false, GroupNormPath::Direct, 100.0f, 1.0f, 1e-6, tol);
 }
 TEST_P(GroupNorm, LargeMeanOffsetSplit) {
   Tol tol = GetParam() == DType::F32 ? Tol{1e-4, 1e-5} : norm_tolerance(DType::F16);

@@ -43,7 +43,8 @@ TEST(Tuning, ReadsEveryKnob) {
       m("Z123_GN_TILES", "96"), n("Z123_GN_THREADS", "512"), o("Z123_GN_RESIDENT", "1"),
       p("Z123_NO_PIPELINE_CACHE", "1"), q("Z123_PIPELINE_REPORT_DIR", "/tmp/reports"),
       r("Z123_ATTN_TILED_INVOCATIONS", "128"), s("Z123_GEMM_FIXED_GEOMETRY", "k"), u("Z123_REFERENCE_QUEUE", "shared"),
-      v("Z123_MAIN_PRESUBMIT", "0"), w("Z123_CONV_WINOGRAD", "on"), x("Z123_REFERENCE_STEPS", "1");
+      v("Z123_MAIN_PRESUBMIT", "0"), w("Z123_CONV_WINOGRAD", "on"), x("Z123_REFERENCE_STEPS", "1"),
+      y("Z123_GN_DIRECT_THREADS", "1024");
   const Tuning t = Tuning::from_environment();
   EXPECT_TRUE(t.force_portable);
   EXPECT_EQ(t.matmul_path, kernels::Path::NvCoopMat2);
@@ -62,7 +63,8 @@ TEST(Tuning, ReadsEveryKnob) {
   EXPECT_EQ(t.gn_direct_max, 4096);
   EXPECT_EQ(t.gn_tiles, 96);
   EXPECT_EQ(t.gn_threads, 512u);
-  EXPECT_TRUE(t.gn_resident);
+  EXPECT_EQ(t.gn_direct_threads, 1024u);
+  EXPECT_EQ(t.gn_resident, Tuning::GnResident::Everywhere);
   EXPECT_EQ(t.reference_queue, Tuning::ReferenceQueue::Shared);
   EXPECT_FALSE(t.main_presubmit);
   EXPECT_EQ(t.reference_steps, 1);
@@ -72,6 +74,15 @@ TEST(Tuning, ReadsEveryKnob) {
 }
 
 // One path for both; set to empty, a knob is unset (its default).
+TEST(Tuning, GroupNormResidentWhereSmall) {
+  {
+    test::ScopedEnv e("Z123_GN_RESIDENT", "small");
+    EXPECT_EQ(Tuning::from_environment().gn_resident, Tuning::GnResident::Small);
+  }
+  test::ScopedEnv e("Z123_GN_RESIDENT", "0");
+  EXPECT_EQ(Tuning::from_environment().gn_resident, Tuning::GnResident::Never);
+}
+
 TEST(Tuning, OnePathForBothAndEmptyIsUnset) {
   test::ScopedEnv path("Z123_KERNEL_PATH", "portable"), tile("Z123_GEMM_TILE", ""), rows("Z123_ATTN_CM2_ROWS", "");
   const Tuning t = Tuning::from_environment();

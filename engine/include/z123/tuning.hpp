@@ -65,8 +65,14 @@ struct Tuning {
   int64_t gn_tiles = 64;
   // Z123_GN_THREADS: the GroupNorm split path's workgroup size; 0: chosen per device.
   uint32_t gn_threads = 0;
-  // Z123_GN_RESIDENT=1: GroupNormPath::Auto takes the register-resident path where it fits.
-  bool gn_resident = false;
+  // Z123_GN_DIRECT_THREADS: the GroupNorm direct path's workgroup size (rounded down to a power of
+  // two); 0: 256.
+  uint32_t gn_direct_threads = 0;
+  // Z123_GN_RESIDENT=0|small|1: where GroupNormPath::Auto takes the register-resident path (where
+  // the group fits): never (0), only for the groups the one-dispatch direct path would take (at
+  // most gn_direct_max values), or wherever it fits (1).
+  enum class GnResident { Never, Small, Everywhere };
+  GnResident gn_resident = GnResident::Never;
 
   // Z123_REFERENCE_QUEUE=auto|off|shared: where the step's reference pass runs. auto: one step
   // ahead on a queue of a second compute family where the device has one (beside the main pass

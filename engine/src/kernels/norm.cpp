@@ -28,7 +28,14 @@ struct LayerNormPush {
   float eps;
 };
 
-constexpr uint32_t kDirectThreads = 256; // power of two (tree reduction)
+// The direct path's workgroup size, a power of two (tree reduction); Tuning::gn_direct_threads
+// (Z123_GN_DIRECT_THREADS) overrides it for benchmarks.
+uint32_t direct_threads(const Kernels& kernels) {
+  const uint32_t want = kernels.tuning().gn_direct_threads ? kernels.tuning().gn_direct_threads : 256;
+  uint32_t w = 1;
+  while (w * 2 <= std::min(want, kernels.device().info().max_workgroup_invocations)) w *= 2;
+  return w;
+}
 // The split path's workgroups: large, so that even a small tensor (few tiles, see plan_split)
 // keeps the device busy and each invocation needs few dependent memory round trips.
 // Tuning::gn_threads (Z123_GN_THREADS) overrides it for benchmarks.
@@ -177,7 +184,11 @@ void group_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Ten
   if (path == GroupNormPath::Resident && !resident_ok)
     throw invalid_argument(std::string(op) + ": the resident path cannot run on " + x.describe() + " with " +
                            std::to_string(G) + " groups (a group has more values than one workgroup's registers hold)");
-  if (path == GroupNormPath::Resident || (path == GroupNormPath::Auto && resident_ok && kernels.tuning().gn_resident)) {
+  const Tuning::GnResident want_resident = kernels.tuning().gn_resident;
+  const bool resident_wanted =
+      want_resident == Tuning::GnResident::Everywhere ||
+      (want_resident == Tuning::GnResident::Small && HW * cpg <= kernels.tuning().gn_direct_max);
+  if (path == GroupNormPath::Resident || (path == GroupNormPath::Auto && resident_ok && resident_wanted)) {
     auto& pipe = kernels.pipeline(group_norm_resident_variant(rp.ev, x.dtype), 5, push_bytes, {rp.threads, rp.cap});
     rec.dispatch(pipe, bindings, &p, push_bytes, static_cast<uint32_t>(G), static_cast<uint32_t>(B));
     return;
@@ -190,7 +201,11 @@ void group_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Ten
     throw invalid_argument(std::string(op) + ": the split path cannot run on " + x.describe() +
                            " (its tiles cannot hold their statistics, or the shared-memory tables do not fit)");
   if (!split) {
-    auto& pipe = kernels.pipeline(variant("group_norm_direct", x.dtype), 5, push_bytes, {kDirectThreads});
+    // Four channels per access where a group's channels come in fours (the model's always do).
+    const bool vec4 = cpg % 4 == 0;
+    auto& pipe =
+        kernels.pipeline(vec4 ? variant("group_norm_direct_vec4", x.dtype) : variant("group_norm_direct", x.dtype), 5,
+                         push_bytes, {direct_threads(kernels)});
     rec.dispatch(pipe, bindings, &p, push_bytes, static_cast<uint32_t>(G), static_cast<uint32_t>(B));
     return;
   }

@@ -86,7 +86,10 @@ Tuning Tuning::from_environment() {
   t.gn_direct_max = positive("Z123_GN_DIRECT_MAX", t.gn_direct_max, kMaxGroupValues);
   t.gn_tiles = positive("Z123_GN_TILES", t.gn_tiles, kMaxTiles);
   t.gn_threads = static_cast<uint32_t>(positive("Z123_GN_THREADS", 0, kMaxThreads));
-  t.gn_resident = flag("Z123_GN_RESIDENT");
+  t.gn_direct_threads = static_cast<uint32_t>(positive("Z123_GN_DIRECT_THREADS", 0, kMaxThreads));
+  using GR = GnResident;
+  t.gn_resident =
+      choice<GR>("Z123_GN_RESIDENT", {{"0", GR::Never}, {"small", GR::Small}, {"1", GR::Everywhere}}, GR::Never);
 
   using RQ = ReferenceQueue;
   t.reference_queue =
