@@ -1,4 +1,4 @@
-// zero123pp-bench-attn-ceiling [--device SEL] [--reps N] [--trials]
+// zero123pp-bench-attn-ceiling [--device SEL] [--reps N] [--trials | --khr]
 //
 // What bounds the tiled portable attention (common/attention_tiled.glsl), the largest part of the
 // portable step: the UNet's level-0 and level-1 attention timed as the engine runs it and with one
@@ -16,6 +16,9 @@
 // of warm-up, and the rate the full kernel's multiply-adds would have at that time.
 // --trials: instead of the ablations, the full kernel and each of its bench-only trials
 // (kernels::tiled_attention_trials, Z123_ATTN_TILED_TRIAL), then the full kernel again (drift).
+// --khr: the KHR cooperative-matrix route instead (the default on NVIDIA): the engine's kernel,
+// each 16-subgroup alternative of kernels::khr_attention_knob_values and the ablations of
+// kernels::khr_attention_ablations (Z123_ATTN_VARIANT's variants), then the engine's kernel again.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -76,7 +79,7 @@ double median_ms(vk::Device& dev, int reps, const std::function<void(vk::Recordi
 int main(int argc, char** argv) {
   std::string device_sel;
   int reps = 10;
-  bool trials = false;
+  bool trials = false, khr = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--device" && i + 1 < argc)
@@ -85,8 +88,10 @@ int main(int argc, char** argv) {
       reps = std::max(3, std::atoi(argv[++i]));
     else if (a == "--trials")
       trials = true;
+    else if (a == "--khr")
+      khr = true;
     else {
-      std::printf("usage: zero123pp-bench-attn-ceiling [--device SEL] [--reps N] [--trials]\n");
+      std::printf("usage: zero123pp-bench-attn-ceiling [--device SEL] [--reps N] [--trials | --khr]\n");
       return a == "--help" ? 0 : 2;
     }
   }
@@ -111,12 +116,30 @@ int main(int argc, char** argv) {
       Tensor o = make_tensor(dev, DType::F16, {s.b, s.nq, C}, "o");
       const AttentionParams p{s.heads, d, 0.0f, false};
       const std::string kernel = choose_attention_kernel(k, DType::F16, d, false, true, s.nq, s.heads * s.b).shader;
-      {
+      if (!khr) {
         vk::Recording probe(dev); // never submitted: refuses a route without the ablations before any timing
         detail::attention_ablated(k, probe, {&q}, {&kt}, {&v}, o, p, {&k2}, {&v2}, 1);
       }
       std::printf("%s (%s):\n", s.name, kernel.c_str());
       const double macs = 2.0 * s.b * s.heads * s.nq * (s.nk + s.nk2) * d; // S and P·V
+      if (khr) {
+        std::vector<std::string> names{""};
+        for (const std::string& name : khr_attention_knob_values())
+          if (name.rfind("khrcm_cv_nw16_", 0) == 0) names.push_back(name);
+        for (const std::string& name : khr_attention_ablations()) names.push_back(name);
+        names.push_back("");
+        for (const std::string& name : names) {
+          Tuning tuning = dev.tuning();
+          tuning.attn_variant = name;
+          Kernels kv(dev, tuning); // throws where the variant is not built or not available here
+          const double ms =
+              median_ms(dev, reps, [&](vk::Recording& r) { attention(kv, r, {&q}, {&kt}, {&v}, o, p, {&k2}, {&v2}); });
+          std::printf("  %-22s %8.3f ms  (%5.1f TFLOP/s)\n", name.empty() ? "default" : name.c_str(), ms,
+                      2.0 * macs / ms / 1e9);
+          std::fflush(stdout);
+        }
+        continue;
+      }
       if (trials) {
         std::vector<std::string> names{""};
         for (const std::string& t : tiled_attention_trials()) names.push_back(t);

@@ -93,6 +93,13 @@
 // guarded (head size 80: 320 units a 32-key tile over 256 invocations).
 #define KV_EVEN ((KV_UNITS % NT) == 0)
 #define STAGE_UNITS (2 * ATTN_BK * LDK)
+// Bench-only ablations (kernels::khr_attention_ablations, zero123pp-bench-attn-ceiling --khr;
+// wrong results by design): ATTN_ABLATE 1 no exp2 (P = the shifted scores), 2 no O += P·V (nor V's
+// fragment loads), 3 no S = QKᵀ (nor K's fragment loads: every score 0), 4 no global loads after
+// the first tile (every tile the first one's keys and values).
+#ifndef ATTN_ABLATE
+#define ATTN_ABLATE 0
+#endif
 // Scratch rows (units): a CM_M x CM_N fp32 matrix (SLD units a row) or two alternating fp16 P
 // slabs (PLD units each), then one unit of row statistics.
 #define SLD (CM_N / 4)
@@ -241,7 +248,7 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
     store_k(kb); // this stage was last read two tiles ago, before the previous barrier
     store_v(kb);
     barrier();
-    if (t0 + ATTN_BK < kend) { // in flight during the matrix work
+    if (t0 + ATTN_BK < kend && ATTN_ABLATE != 4) { // in flight during the matrix work
       prefetch_k(t0 + ATTN_BK);
       prefetch_v(t0 + ATTN_BK);
     }
@@ -250,7 +257,7 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
     CM_F32ACC s[ATTN_R][NB];
     [[unroll]] for (uint r = 0; r < ATTN_R; ++r)
       [[unroll]] for (uint n = 0; n < NB; ++n) s[r][n] = CM_F32ACC(0.0);
-    [[unroll]] for (uint kd = 0; kd < NQK; ++kd) {
+    [[unroll]] for (uint kd = 0; kd < (ATTN_ABLATE == 3 ? 0 : NQK); ++kd) {
       [[unroll]] for (uint n = 0; n < NB; ++n) {
         CM_F16B kt;
         cmLoad(kt, smem, kb + n * CM_N * LDK + kd * (CM_K / 8), LDK, CM_COL_MAJOR);
@@ -316,7 +323,7 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
       }
       [[unroll]] for (uint n = 0; n < NB; ++n) {
         [[unroll]] for (int i = 0; i < lsum[r].length(); ++i) {
-          float p = exp2(fma(s[r][n][i], c, -mrow[i]));
+          float p = ATTN_ABLATE == 1 ? fma(s[r][n][i], c, -mrow[i]) : exp2(fma(s[r][n][i], c, -mrow[i]));
           s[r][n][i] = p;
           lsum[r][i] += p;
         }
@@ -325,7 +332,7 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
     }
     // O += P V, a slab of PW keys at a time; consecutive products go to different accumulators
     // (no dependent chains).
-    [[unroll]] for (uint sl = 0; sl < NSLAB; ++sl) {
+    [[unroll]] for (uint sl = 0; sl < (ATTN_ABLATE == 2 ? 0 : NSLAB); ++sl) {
       CM_F16A pa[ATTN_R][APS];
 #if CM_ACC_TO_A && CM_N == CM_K
       [[unroll]] for (uint r = 0; r < ATTN_R; ++r) pa[r][0] = CM_AS_A(pf[r][sl]);

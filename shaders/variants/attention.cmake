@@ -134,6 +134,16 @@ endforeach()
 z123_shader(NAME attention_d64_khrcm_cv_nw16_f16 SOURCE attention.comp
             DEFINES HEAD_DIM=64 ATTN_COOPMAT COOPMAT_KHR COOPMAT_NV_CONVERT DTYPE_F16 ATTN_NW=16 ATTN_QUAD_ONLY
             REQUIRES NV_COOPMAT2 TARGET_ENV vulkan1.3)
+# Its ablations (ATTN_ABLATE, common/attention_coopmat.glsl; kernels::khr_attention_ablations), for
+# zero123pp-bench-attn-ceiling --khr: wrong results by design, bench-only.
+foreach(ablation noexp:1 nopv:2 nos:3 noload:4)
+  string(REPLACE ":" ";" parts "${ablation}")
+  list(GET parts 0 name)
+  list(GET parts 1 mode)
+  z123_shader(NAME attention_d64_khrcm_cv_nw16_${name}_f16 SOURCE attention.comp
+              DEFINES HEAD_DIM=64 ATTN_COOPMAT COOPMAT_KHR COOPMAT_NV_CONVERT DTYPE_F16 ATTN_NW=16 ATTN_QUAD_ONLY
+              ATTN_ABLATE=${mode} BENCH REQUIRES NV_COOPMAT2 TARGET_ENV vulkan1.3)
+endforeach()
 # The accumulator layout probe (kernels::Kernels::khr_accumulator_rows_in_quads), 16 x 16 fp32.
 z123_shader(NAME coopmat_layout_probe SOURCE coopmat_layout_probe.comp DEFINES COOPMAT_KHR REQUIRES KHR_COOPMAT
             TARGET_ENV vulkan1.3)

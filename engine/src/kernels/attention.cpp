@@ -216,8 +216,19 @@ const std::vector<std::string>& khr_attention_knob_values() {
   // subgroups): all slower, removed (bench/NOTES.md); session 25 the 32-row ones again with the
   // quad route alone (r2: spills; r2k32: level 0 -1.7%, levels 1 and the reference pass slower,
   // the step unchanged), removed. khrcm_cv_nw16 (session 16) is the default where the
-  // accumulators are laid out in quads. New ones go in this list.
+  // accumulators are laid out in quads. Session 27 measured five bench-only trials of it (exp2 on
+  // fp16 pairs, half the exponentials by a polynomial on the FMA pipe, and the subgroups of every
+  // second sub-partition a P·V behind, each alone and combined): all slower, removed (bench/NOTES.md).
+  // New ones go in this list.
   static const std::vector<std::string> values{"khrcm", "khrcm_cv", "khrcm_cv_nw16"};
+  return values;
+}
+
+const std::vector<std::string>& khr_attention_ablations() {
+  // Wrong results by design (ATTN_ABLATE in common/attention_coopmat.glsl), so not knob values:
+  // zero123pp-bench-attn-ceiling --khr sets Tuning::attn_variant to them directly.
+  static const std::vector<std::string> values{"khrcm_cv_nw16_noexp", "khrcm_cv_nw16_nopv", "khrcm_cv_nw16_nos",
+                                               "khrcm_cv_nw16_noload"};
   return values;
 }
 
@@ -317,7 +328,7 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
   // is for): the other heads keep their default.
   if (const std::string& want = kernels.tuning().attn_variant; !want.empty() && head_dim == 64) {
     const bool needs_convert = want.rfind("khrcm_cv", 0) == 0, default_shape_only = want.rfind("khrcm_cv_", 0) == 0;
-    const bool needs_quads = want == "khrcm_cv_nw16";
+    const bool needs_quads = want.rfind("khrcm_cv_nw16", 0) == 0;
     if (!khr || (needs_convert && !khr_convert) || (default_shape_only && shape->suffix[0] != '\0') ||
         (needs_quads && !kernels.khr_accumulator_rows_in_quads()))
       throw unsupported("Z123_ATTN_VARIANT=" + want + ": not available on '" + kernels.device().info().name +
@@ -326,7 +337,7 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
     suffix = want;
   }
   if (!khr) return {composed_variant(base + "_" + suffix, DType::F16), coopmat_queries_per_group(16), 0};
-  const int64_t subgroups = suffix == "khrcm_cv_nw16" ? 16 : 8; // shaders/variants/attention.cmake ATTN_NW
+  const int64_t subgroups = suffix.rfind("khrcm_cv_nw16", 0) == 0 ? 16 : 8; // variants/attention.cmake ATTN_NW
   return {composed_variant(base + "_" + suffix + shape->suffix, DType::F16),
           coopmat_queries_per_group(shape->m, subgroups), coopmat_subgroup_size(kernels.device(), shape->subgroup)};
 }
