@@ -96,7 +96,8 @@
 // Bench-only ablations (kernels::khr_attention_ablations, zero123pp-bench-attn-ceiling --khr;
 // wrong results by design): ATTN_ABLATE 1 no exp2 (P = the shifted scores), 2 no O += P·V (nor V's
 // fragment loads), 3 no S = QKᵀ (nor K's fragment loads: every score 0), 4 no global loads after
-// the first tile (every tile the first one's keys and values).
+// the first tile (every tile the first one's keys and values), 5 K's fragments loaded row-major
+// like V's (the same bytes, transposed: whether S's column-major loads cost more than P·V's).
 #ifndef ATTN_ABLATE
 #define ATTN_ABLATE 0
 #endif
@@ -260,7 +261,7 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
     [[unroll]] for (uint kd = 0; kd < (ATTN_ABLATE == 3 ? 0 : NQK); ++kd) {
       [[unroll]] for (uint n = 0; n < NB; ++n) {
         CM_F16B kt;
-        cmLoad(kt, smem, kb + n * CM_N * LDK + kd * (CM_K / 8), LDK, CM_COL_MAJOR);
+        cmLoad(kt, smem, kb + n * CM_N * LDK + kd * (CM_K / 8), LDK, ATTN_ABLATE == 5 ? CM_ROW_MAJOR : CM_COL_MAJOR);
         [[unroll]] for (uint r = 0; r < ATTN_R; ++r) s[r][n] = cmMulAdd(qf[r][kd], kt, s[r][n]);
       }
     }

@@ -136,7 +136,7 @@ z123_shader(NAME attention_d64_khrcm_cv_nw16_f16 SOURCE attention.comp
             REQUIRES NV_COOPMAT2 TARGET_ENV vulkan1.3)
 # Its ablations (ATTN_ABLATE, common/attention_coopmat.glsl; kernels::khr_attention_ablations), for
 # zero123pp-bench-attn-ceiling --khr: wrong results by design, bench-only.
-foreach(ablation noexp:1 nopv:2 nos:3 noload:4)
+foreach(ablation noexp:1 nopv:2 nos:3 noload:4 krow:5)
   string(REPLACE ":" ";" parts "${ablation}")
   list(GET parts 0 name)
   list(GET parts 1 mode)

@@ -228,7 +228,7 @@ const std::vector<std::string>& khr_attention_ablations() {
   // Wrong results by design (ATTN_ABLATE in common/attention_coopmat.glsl), so not knob values:
   // zero123pp-bench-attn-ceiling --khr sets Tuning::attn_variant to them directly.
   static const std::vector<std::string> values{"khrcm_cv_nw16_noexp", "khrcm_cv_nw16_nopv", "khrcm_cv_nw16_nos",
-                                               "khrcm_cv_nw16_noload"};
+                                               "khrcm_cv_nw16_noload", "khrcm_cv_nw16_krow"};
   return values;
 }
 
