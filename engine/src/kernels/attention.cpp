@@ -218,7 +218,9 @@ const std::vector<std::string>& khr_attention_knob_values() {
   // the step unchanged), removed. khrcm_cv_nw16 (session 16) is the default where the
   // accumulators are laid out in quads. Session 27 measured five bench-only trials of it (exp2 on
   // fp16 pairs, half the exponentials by a polynomial on the FMA pipe, and the subgroups of every
-  // second sub-partition a P·V behind, each alone and combined): all slower, removed (bench/NOTES.md).
+  // second sub-partition a P·V behind, each alone and combined) and S software-pipelined across
+  // tiles (K a tile ahead of V, the next S issued before this P·V): all slower, removed
+  // (bench/NOTES.md).
   // New ones go in this list.
   static const std::vector<std::string> values{"khrcm", "khrcm_cv", "khrcm_cv_nw16"};
   return values;
