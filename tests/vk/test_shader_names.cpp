@@ -45,6 +45,12 @@ TEST(ShaderNames, AttentionVariantKnob) {
     expect_declared(kernels::khr_attention_knob_variant(v));
 }
 
+// Every ablation the attention benchmark takes (shaders/variants/attention.cmake's list).
+TEST(ShaderNames, AttentionAblations) {
+  for (const std::string& v : kernels::khr_attention_ablations())
+    expect_declared(kernels::khr_attention_knob_variant(v));
+}
+
 // Both row counts of the coopmat2 attention (Z123_ATTN_CM2_ROWS).
 TEST(ShaderNames, Coopmat2AttentionRows) {
   for (uint32_t rows : {64u, 128u}) expect_declared(kernels::nvcm2_attention_variant(rows));

@@ -105,9 +105,8 @@ const std::vector<std::string>& tiled_attention_trials();
 // "khrcm_cv", and the bench-only "khrcm_cv_*" alternatives (shaders/variants/attention.cmake).
 const std::vector<std::string>& khr_attention_knob_values();
 // Bench-only ablations of the 16-subgroup KHR kernel ("khrcm_cv_nw16_<part>": no exponentials, no
-// P·V, no S, no global loads after the first tile, K's fragments loaded row-major), wrong results
-// by design: never knob values;
-// set into Tuning::attn_variant by the benchmark only.
+// P·V, no S, no global loads after the first tile, K's fragments loaded row-major). Wrong results
+// by design, so never knob values: only the benchmark sets Tuning::attn_variant to them.
 const std::vector<std::string>& khr_attention_ablations();
 // The variant a knob value names at the default fragment shape ("attention_d64_<value>_f16").
 std::string khr_attention_knob_variant(const std::string& value);
