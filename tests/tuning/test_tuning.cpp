@@ -44,7 +44,7 @@ TEST(Tuning, ReadsEveryKnob) {
       p("Z123_NO_PIPELINE_CACHE", "1"), q("Z123_PIPELINE_REPORT_DIR", "/tmp/reports"),
       r("Z123_ATTN_TILED_INVOCATIONS", "128"), s("Z123_GEMM_FIXED_GEOMETRY", "k"), u("Z123_REFERENCE_QUEUE", "shared"),
       v("Z123_MAIN_PRESUBMIT", "0"), w("Z123_CONV_WINOGRAD", "on"), x("Z123_REFERENCE_STEPS", "1"),
-      y("Z123_GN_DIRECT_THREADS", "1024");
+      y("Z123_GN_DIRECT_THREADS", "128");
   const Tuning t = Tuning::from_environment();
   EXPECT_TRUE(t.force_portable);
   EXPECT_EQ(t.matmul_path, kernels::Path::NvCoopMat2);
@@ -63,7 +63,7 @@ TEST(Tuning, ReadsEveryKnob) {
   EXPECT_EQ(t.gn_direct_max, 4096);
   EXPECT_EQ(t.gn_tiles, 96);
   EXPECT_EQ(t.gn_threads, 512u);
-  EXPECT_EQ(t.gn_direct_threads, 1024u);
+  EXPECT_EQ(t.gn_direct_threads, 128u);
   EXPECT_EQ(t.gn_resident, Tuning::GnResident::Everywhere);
   EXPECT_EQ(t.reference_queue, Tuning::ReferenceQueue::Shared);
   EXPECT_FALSE(t.main_presubmit);

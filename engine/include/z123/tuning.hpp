@@ -60,13 +60,13 @@ struct Tuning {
   std::string attn_tiled_trial;
 
   // Z123_GN_DIRECT_MAX: the largest group (values) the GroupNorm's one-dispatch path takes.
-  int64_t gn_direct_max = 16384;
+  int64_t gn_direct_max = 49152;
   // Z123_GN_TILES: the GroupNorm split path's tiles over the whole tensor (at most).
   int64_t gn_tiles = 64;
   // Z123_GN_THREADS: the GroupNorm split path's workgroup size; 0: chosen per device.
   uint32_t gn_threads = 0;
   // Z123_GN_DIRECT_THREADS: the GroupNorm direct path's workgroup size (rounded down to a power of
-  // two); 0: 256.
+  // two, at most the device's largest); 0: 1024.
   uint32_t gn_direct_threads = 0;
   // Z123_GN_RESIDENT=0|small|1: where GroupNormPath::Auto takes the register-resident path (where
   // the group fits): never (0), only for the groups the one-dispatch direct path would take (at

@@ -28,10 +28,11 @@ struct LayerNormPush {
   float eps;
 };
 
-// The direct path's workgroup size, a power of two (tree reduction); Tuning::gn_direct_threads
-// (Z123_GN_DIRECT_THREADS) overrides it for benchmarks.
+// The direct path's workgroup size, a power of two (tree reduction), 1,024 where the device allows
+// (session 27, runs 9-10); Tuning::gn_direct_threads (Z123_GN_DIRECT_THREADS) overrides it for
+// benchmarks.
 uint32_t direct_threads(const Kernels& kernels) {
-  const uint32_t want = kernels.tuning().gn_direct_threads ? kernels.tuning().gn_direct_threads : 256;
+  const uint32_t want = kernels.tuning().gn_direct_threads ? kernels.tuning().gn_direct_threads : 1024;
   uint32_t w = 1;
   while (w * 2 <= std::min(want, kernels.device().info().max_workgroup_invocations)) w *= 2;
   return w;
@@ -45,9 +46,12 @@ uint32_t split_threads(const Kernels& kernels) {
 }
 // The partial stage's per-(row lane, channel) statistics stay below this much shared memory.
 constexpr uint64_t kPartialSharedBytes = 24 << 10;
-// A group at most Tuning::gn_direct_max large (HW * C / G values, default 16384) takes the
+// A group at most Tuning::gn_direct_max large (HW * C / G values, default 49152) takes the
 // one-dispatch direct path: below it the split path's second dispatch costs more than the lost
-// parallelism. The split path makes at most Tuning::gn_tiles tiles (partial and apply
+// parallelism. 49152 takes the UNet's levels 1 and 2 (48,000-value groups) and the reference
+// pass's level 0 too: with the direct path's 1,024 invocations and four channels per access,
+// 36.05-36.11 against 36.24-36.30 ms per step with 16384 and 256 (bench/NOTES.md session 27,
+// runs 9-10). The split path makes at most Tuning::gn_tiles tiles (partial and apply
 // workgroups) over the whole tensor (default 64: 0.1-0.3 ms per step faster than 128 in five
 // alternations on an H100 with the step's passes side by side, bench/NOTES.md sessions 18-19;
 // 128 was the best of 64/128/256 on an H200 before that, session 2).
