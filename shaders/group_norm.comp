@@ -149,6 +149,25 @@ vec3 workgroup_merge(vec3 v) {
 }
 #endif
 
+#if defined(STAGE_DIRECT) || defined(STAGE_PARTIAL)
+// Adds (x - K) and its square over x[i], x[i + step], ... below end to s and ss, four loads in
+// flight; returns how many values it read.
+uint add_shifted_sums(uint i, uint end, uint step, VT K, inout VT s, inout VT ss) {
+  uint count = 0u;
+  for (; i + 3u * step < end; i += 4u * step, count += 4u) {
+    VT v0 = VT(x[i]) - K, v1 = VT(x[i + step]) - K, v2 = VT(x[i + 2u * step]) - K, v3 = VT(x[i + 3u * step]) - K;
+    s += (v0 + v1) + (v2 + v3);
+    ss += (v0 * v0 + v1 * v1) + (v2 * v2 + v3 * v3);
+  }
+  for (; i < end; i += step, ++count) {
+    VT v = VT(x[i]) - K;
+    s += v;
+    ss += v * v;
+  }
+  return count;
+}
+#endif
+
 #ifdef STAGE_DIRECT
 float first_of(float v) { return v; }
 float first_of(vec4 v) { return v.x; }
@@ -170,21 +189,8 @@ void main() {
   if (busy) {
     if (rl < pc.HW) K = first_of(VT(x[base + rl * CV + jl]));
     uint step = row_lanes * CV;
-    for (uint j = jl; j < cpgv; j += lanes_c) {
-      uint i = base + rl * CV + j, end = base + pc.HW * CV + j;
-      for (; i + 3u * step < end; i += 4u * step) { // four loads in flight
-        VT v0 = VT(x[i]) - K, v1 = VT(x[i + step]) - K, v2 = VT(x[i + 2u * step]) - K, v3 = VT(x[i + 3u * step]) - K;
-        s += (v0 + v1) + (v2 + v3);
-        ss += (v0 * v0 + v1 * v1) + (v2 * v2 + v3 * v3);
-        n += 4.0;
-      }
-      for (; i < end; i += step) {
-        VT v = VT(x[i]) - K;
-        s += v;
-        ss += v * v;
-        n += 1.0;
-      }
-    }
+    for (uint j = jl; j < cpgv; j += lanes_c)
+      n += float(add_shifted_sums(base + rl * CV + j, base + pc.HW * CV + j, step, VT(K), s, ss));
   }
 #if VEC == 4
   float s1 = (s.x + s.y) + (s.z + s.w), ss1 = (ss.x + ss.y) + (ss.z + ss.w);
@@ -235,18 +241,7 @@ void main() {
       uint i = base + rl * CV + cv, end = base + rows * CV + cv;
       VT K = mine > 0u ? VT(x[i]) : VT(0.0);
       VT s = VT(0.0), ss = VT(0.0);
-      i += step;
-      for (; i + 3u * step < end; i += 4u * step) { // four loads in flight
-        VT v0 = VT(x[i]) - K, v1 = VT(x[i + step]) - K, v2 = VT(x[i + 2u * step]) - K,
-           v3 = VT(x[i + 3u * step]) - K;
-        s += (v0 + v1) + (v2 + v3);
-        ss += (v0 * v0 + v1 * v1) + (v2 * v2 + v3 * v3);
-      }
-      for (; i < end; i += step) {
-        VT v = VT(x[i]) - K;
-        s += v;
-        ss += v * v;
-      }
+      add_shifted_sums(i + step, end, step, K, s, ss);
       VT m = mine > 0u ? s / n : VT(0.0);
       VT mean = K + m, m2 = max(ss - s * m, VT(0.0));
 #if VEC == 4

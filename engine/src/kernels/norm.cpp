@@ -188,10 +188,11 @@ void group_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Ten
   if (path == GroupNormPath::Resident && !resident_ok)
     throw invalid_argument(std::string(op) + ": the resident path cannot run on " + x.describe() + " with " +
                            std::to_string(G) + " groups (a group has more values than one workgroup's registers hold)");
+  // Small enough for the one-dispatch direct path (where the split path can run at all).
+  const bool small_group = HW * cpg <= kernels.tuning().gn_direct_max;
   const Tuning::GnResident want_resident = kernels.tuning().gn_resident;
   const bool resident_wanted =
-      want_resident == Tuning::GnResident::Everywhere ||
-      (want_resident == Tuning::GnResident::Small && HW * cpg <= kernels.tuning().gn_direct_max);
+      want_resident == Tuning::GnResident::Everywhere || (want_resident == Tuning::GnResident::Small && small_group);
   if (path == GroupNormPath::Resident || (path == GroupNormPath::Auto && resident_ok && resident_wanted)) {
     auto& pipe = kernels.pipeline(group_norm_resident_variant(rp.ev, x.dtype), 5, push_bytes, {rp.threads, rp.cap});
     rec.dispatch(pipe, bindings, &p, push_bytes, static_cast<uint32_t>(G), static_cast<uint32_t>(B));
@@ -200,7 +201,7 @@ void group_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Ten
 
   SplitPlan plan;
   bool split = path != GroupNormPath::Direct && plan_split(kernels, B, HW, C, G, x.dtype, plan) &&
-               (path == GroupNormPath::Split || HW * cpg > kernels.tuning().gn_direct_max);
+               (path == GroupNormPath::Split || !small_group);
   if (path == GroupNormPath::Split && !split)
     throw invalid_argument(std::string(op) + ": the split path cannot run on " + x.describe() +
                            " (its tiles cannot hold their statistics, or the shared-memory tables do not fit)");
