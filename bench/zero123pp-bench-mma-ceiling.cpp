@@ -9,7 +9,10 @@
 //   m3  m2 without the fragment loads
 //   m4  no shared memory, no barriers: every subgroup loads its fragments from global memory
 //       (the same rows for every workgroup, so from the caches)
-// Read m2 and m4 only: in m0 and m3 the operands never change inside the loop, and the driver
+//   m5  m2 with the workgroup split into two independent halves, each with its own tiles and its
+//       own barrier (a spin on an arrival count in shared memory)
+//   m6  m5's tiles with the workgroup barrier (the control for m5)
+// Read m2, m4, m5 and m6 only: in m0 and m3 the operands never change inside the loop, and the driver
 // evidently reduces that work (the 4- and 8-subgroup configurations printed 1,317 TFLOP/s there,
 // above the H100's 989 TFLOP/s dense fp16 peak; bench/NOTES.md session 17).
 // Prints TFLOP/s per mode (median of 5 timed submissions after a warm-up). Needs a build with
@@ -55,11 +58,16 @@ int main(int argc, char** argv) {
     struct Config {
       const char* name;
       uint32_t subgroups, fm, fn, bk;
+      std::vector<int> modes;
     };
     // shaders/variants/ceiling.cmake builds the same configurations.
-    for (Config c : {Config{"w4x4", 16, 2, 2, 64}, Config{"w4x4k32", 16, 2, 2, 32}, Config{"w2x4", 8, 4, 2, 64},
-                     Config{"w4x4f42", 16, 4, 2, 32}, Config{"w2x2f44", 4, 4, 4, 64}, Config{"w4x4k80", 16, 2, 2, 80}})
-      for (int mode : {0, 2, 3, 4}) {
+    const std::vector<int> all{0, 2, 3, 4}, split{6, 5};
+    for (const Config& c : {Config{"w4x4", 16, 2, 2, 64, all}, Config{"w4x4k32", 16, 2, 2, 32, all},
+                            Config{"w2x4", 8, 4, 2, 64, all}, Config{"w4x4f42", 16, 4, 2, 32, all},
+                            Config{"w2x2f44", 4, 4, 4, 64, all}, Config{"w4x4k80", 16, 2, 2, 80, all},
+                            Config{"w4x4k32", 16, 2, 2, 32, split}, Config{"w4x4k48", 16, 2, 2, 48, split},
+                            Config{"w8x2k32", 16, 2, 2, 32, split}, Config{"w8x2k48", 16, 2, 2, 48, split}})
+      for (int mode : c.modes) {
         const std::string name = "coopmat_ceiling_m" + std::to_string(mode) + "_" + c.name;
         const uint32_t groups = sms * 8, nw = c.subgroups;
         vk::Buffer out =
@@ -82,6 +90,7 @@ int main(int argc, char** argv) {
         std::printf("%-28s %2u subgroups of %2u x %2u, BK %2u: %8.3f ms, %6.1f TFLOP/s (%.1f-%.1f)\n", name.c_str(), nw,
                     16 * c.fm, 16 * c.fn, c.bk, ms[ms.size() / 2], flops / ms[ms.size() / 2] / 1e9,
                     flops / ms.back() / 1e9, flops / ms.front() / 1e9);
+        std::fflush(stdout);
       }
     return 0;
   } catch (const Error& e) {
