@@ -93,6 +93,18 @@
 // guarded (head size 80: 320 units a 32-key tile over 256 invocations).
 #define KV_EVEN ((KV_UNITS % NT) == 0)
 #define STAGE_UNITS (2 * ATTN_BK * LDK)
+// The accumulator layout as the host's probe found it (Kernels::khr_accumulator_quad_upmask,
+// specialization constant 0): bit i set where element i of every invocation lies in row lane / 4 +
+// 8 of its fragment. Nonzero, the driver compiles the quad route alone with each element's row
+// known, so the row statistics need no per-element selections (on an H200 the run-time mask cost
+// the loop ~40 instructions a tile: predicate shuffles and selects, bench/NOTES.md session 28). 0:
+// learned at run time, as below.
+layout(constant_id = 0) const uint QUAD_UPMASK = 0u;
+// The running maximum is moved only where a row's new maximum exceeds it by more than this (log2
+// units): otherwise P = exp2(S c - m) keeps the old, smaller m, its entries stay below 2^8 (well
+// inside fp16), and O and the row sums skip their rescaling, which is the same factor on the
+// numerator and the denominator (the lazy rescaling of FlashAttention-4). Quad route only.
+#define RESCALE_SLACK 8.0
 // Bench-only ablations (kernels::khr_attention_ablations, zero123pp-bench-attn-ceiling --khr;
 // wrong results by design): ATTN_ABLATE 1 no exp2 (P = the shifted scores), 2 no O += P·V (nor V's
 // fragment loads), 3 no S = QKᵀ (nor K's fragment loads: every score 0), 4 no global loads after
@@ -285,6 +297,7 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
       [[unroll]] for (uint n = 1; n < NB; ++n)
         [[unroll]] for (int i = 0; i < mx.length(); ++i) mx[i] = max(mx[i], s[r][n][i]);
       CM_F32ACC mrow, arow; // per element: its row's running max and rescale factor
+      bool rescale = true;  // the generic route always moves the maximum
       if (QUAD) {
         float lo = NEG_INF, hi = NEG_INF;
         [[unroll]] for (int i = 0; i < mx.length(); ++i) {
@@ -292,12 +305,18 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
           else lo = max(lo, mx[i]);
         }
         float nlo = max(m_lo[r], quad_max(lo) * c), nhi = max(m_hi[r], quad_max(hi) * c); // c > 0
-        float alo = exp2(m_lo[r] - nlo), ahi = exp2(m_hi[r] - nhi);
-        m_lo[r] = nlo;
-        m_hi[r] = nhi;
+        // Uniform over the subgroup, so that the rescaling below is skipped by a branch.
+        rescale = subgroupAny(nlo - m_lo[r] > RESCALE_SLACK || nhi - m_hi[r] > RESCALE_SLACK);
+        float alo = 1.0, ahi = 1.0;
+        if (rescale) {
+          alo = exp2(m_lo[r] - nlo);
+          ahi = exp2(m_hi[r] - nhi);
+          m_lo[r] = nlo;
+          m_hi[r] = nhi;
+        }
         [[unroll]] for (int i = 0; i < mx.length(); ++i) {
           bool up = ((upmask >> i) & 1u) != 0u;
-          mrow[i] = up ? nhi : nlo;
+          mrow[i] = up ? m_hi[r] : m_lo[r];
           arow[i] = up ? ahi : alo;
         }
       } else {
@@ -318,9 +337,11 @@ void attend(const bool QUAD, uint upmask, uint warp, uint lane, uint q0) {
         }
       }
       // Rescale O and the partial row sums; P = exp2(S c - m) in registers, then fp16.
-      [[unroll]] for (int i = 0; i < lsum[r].length(); ++i) {
-        lsum[r][i] *= arow[i];
-        [[unroll]] for (uint dn = 0; dn < ND; ++dn) o[r][dn][i] *= arow[i];
+      if (rescale) {
+        [[unroll]] for (int i = 0; i < lsum[r].length(); ++i) {
+          lsum[r][i] *= arow[i];
+          [[unroll]] for (uint dn = 0; dn < ND; ++dn) o[r][dn][i] *= arow[i];
+        }
       }
       [[unroll]] for (uint n = 0; n < NB; ++n) {
         [[unroll]] for (int i = 0; i < lsum[r].length(); ++i) {
@@ -437,9 +458,10 @@ void main() {
     if (row >= 8) upmask |= 1u << i;
   }
 #ifdef ATTN_QUAD_ONLY
-  attend(true, upmask, warp, lane, q0);
+  attend(true, QUAD_UPMASK != 0u ? QUAD_UPMASK : upmask, warp, lane, q0);
 #else
-  if (subgroupAll(quad_ok)) attend(true, upmask, warp, lane, q0);
+  if (QUAD_UPMASK != 0u) attend(true, QUAD_UPMASK, warp, lane, q0); // the branch folds per pipeline
+  else if (subgroupAll(quad_ok)) attend(true, upmask, warp, lane, q0);
   else attend(false, upmask, warp, lane, q0);
 #endif
 #else

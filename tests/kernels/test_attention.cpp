@@ -33,8 +33,11 @@ struct Case {
   bool causal = false;
   float scale = 0;     // 0: kernel default 1/sqrt(D)
   float magnitude = 1; // inputs uniform in [-magnitude, magnitude)
-  bool fused = false;  // q/k/v are windows of one [B, N, 3HD+lead] tensor (needs nq == nk), k2/v2 of one [B, Nk2, 2HD]
-  int64_t lead = 8;    // fused: elements before the Q window (a multiple of 8: the widest loads)
+  // > 0 (separate q/k/v only): key j's row of K scaled by key_ramp (j + 1) / nk, so that the rows'
+  // maxima grow over the key tiles (the coopmat kernel's lazy rescaling, attention_coopmat.glsl).
+  double key_ramp = 0;
+  bool fused = false; // q/k/v are windows of one [B, N, 3HD+lead] tensor (needs nq == nk), k2/v2 of one [B, Nk2, 2HD]
+  int64_t lead = 8;   // fused: elements before the Q window (a multiple of 8: the widest loads)
   // k2/v2 tensors with this many batch rows before the attention's (AttnOperand::first_batch) and
   // one after, as the UNet's main pass reads one step's rows of a reference pass made for two.
   int64_t kv2_rows_before = 0;
@@ -45,7 +48,8 @@ struct Case {
            std::to_string(head_dim) + " Nq" + std::to_string(nq) + " Nk" + std::to_string(nk) + "+" +
            std::to_string(nk2) + (causal ? " causal" : "") + (fused ? " fused+" + std::to_string(lead) : "") +
            (kv2_rows_before ? " kv2 from row " + std::to_string(kv2_rows_before) : "") + " x" +
-           std::to_string(magnitude) + " " + kernels::path_name(path);
+           std::to_string(magnitude) + (key_ramp > 0 ? " key ramp " + std::to_string(key_ramp) : "") + " " +
+           kernels::path_name(path);
   }
 };
 
@@ -82,8 +86,8 @@ struct Tolerance {
   double atol, rtol;
 };
 Tolerance tolerance(const Case& c, bool packed_pv, int pv_run = 16) {
-  const double mag = c.magnitude;
-  double atol = mag * (1e-5 + 4e-7 * mag * mag * std::sqrt(static_cast<double>(c.head_dim)));
+  const double mag = c.magnitude, key_mag = mag * std::max(1.0, c.key_ramp); // V's and K's magnitudes
+  double atol = mag * (1e-5 + 4e-7 * mag * key_mag * std::sqrt(static_cast<double>(c.head_dim)));
   double rtol = c.dtype == DType::F16 ? 1e-3 : 1e-5;
   if (c.path == Path::NvCoopMat || c.path == Path::KhrCoopMat || c.path == Path::NvCoopMat2 || packed_pv)
     atol += 1e-3 * mag;
@@ -157,6 +161,13 @@ protected:
     } else {
       inputs.push_back(make_input(device(), c, {c.batch, c.nq, hd}, seed, "q"));
       inputs.push_back(make_input(device(), c, {c.batch, c.nk, hd}, seed + 1, "k"));
+      if (c.key_ramp > 0) {
+        HostTensor& kt = inputs.back();
+        for (size_t e = 0; e < kt.data.size(); ++e)
+          kt.data[e] *= static_cast<float>(c.key_ramp * static_cast<double>(e / hd % c.nk + 1) / c.nk);
+        kt.data = test::as_stored(kt.data, c.dtype);
+        upload(device(), kt.t, kt.data);
+      }
       inputs.push_back(make_input(device(), c, {c.batch, c.nk, hd}, seed + 2, "v"));
       q = {&inputs[0].t};
       k = {&inputs[1].t};
@@ -655,6 +666,13 @@ std::vector<Case> coopmat_cases() {
   tiny.nq = 1;
   tiny.nk = 1;
   cs.push_back(tiny);
+  Case ramp; // rows' maxima growing over 16 key tiles: rescaled at some tiles, not at others
+  ramp.heads = 2;
+  ramp.nq = 300;
+  ramp.nk = 1000;
+  ramp.magnitude = 2;
+  ramp.key_ramp = 4;
+  cs.push_back(ramp);
   Case clip_vision; // head size 80 (32-key tiles): 16 heads of 257 tokens, one key past a tile
   clip_vision.batch = 1;
   clip_vision.heads = 16;
@@ -773,13 +791,20 @@ TEST_F(AttentionKhrCoopMat, LayoutProbeAndTheVariantItAllows) {
                       shape->n == 16 && shape->k == 16 && shape->subgroup == 32;
   if (probed && device().info().vendor_id == 0x10de) {
     EXPECT_TRUE(k.khr_accumulator_rows_in_quads());
+    // Every invocation holds elements 0-3 in row lane / 4 and 4-7 in row lane / 4 + 8 (driver
+    // 580 on an H200, session 28): the order the attention then takes as a constant.
+    EXPECT_EQ(k.khr_accumulator_quad_upmask(), 0xf0u);
   }
   if (!probed) {
     EXPECT_FALSE(k.khr_accumulator_rows_in_quads());
   }
+  if (!k.khr_accumulator_rows_in_quads()) {
+    EXPECT_EQ(k.khr_accumulator_quad_upmask(), 0u);
+  }
   const kernels::AttentionKernel chosen = kernels::choose_attention_kernel(k, DType::F16, 64, false, true);
   EXPECT_EQ(chosen.shader.find("_nw16") != std::string::npos, k.khr_accumulator_rows_in_quads()) << chosen.shader;
   EXPECT_EQ(chosen.queries_per_group, k.khr_accumulator_rows_in_quads() ? 256 : 128);
+  EXPECT_EQ(chosen.quad_upmask, k.khr_accumulator_quad_upmask());
 }
 
 // Where another queue's work shares the GPU (kernels::QueuesShareTheGpu: the step's passes one step

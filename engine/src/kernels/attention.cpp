@@ -159,10 +159,10 @@ void record_attention(Kernels& kernels, vk::Recording& rec, AttnOperand q_in, At
                         "kernel with packed P·V only; this problem takes " + kernel.shader);
     shader = detail::ablated_attention_variant(shader, ablate);
   }
-  const vk::Pipeline& pipe = kernels.pipeline(shader, 6, sizeof(Push),
-                                              kernel.takes_vec4 ? std::vector<uint32_t>{vec4 ? 1u : 0u, vec8 ? 1u : 0u}
-                                                                : std::vector<uint32_t>{},
-                                              kernel.subgroup);
+  std::vector<uint32_t> spec;
+  if (kernel.takes_vec4) spec = {vec4 ? 1u : 0u, vec8 ? 1u : 0u};
+  if (kernel.quad_upmask != 0) spec = {kernel.quad_upmask};
+  const vk::Pipeline& pipe = kernels.pipeline(shader, 6, sizeof(Push), spec, kernel.subgroup);
   rec.dispatch(pipe,
                {vk::in(q.t->buf()), vk::in(k.t->buf()), vk::in(v.t->buf()), vk::in(k2.t->buf()), vk::in(v2.t->buf()),
                 vk::out(out.buf())},
@@ -340,8 +340,15 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
   }
   if (!khr) return {composed_variant(base + "_" + suffix, DType::F16), coopmat_queries_per_group(16), 0};
   const int64_t subgroups = suffix.rfind("khrcm_cv_nw16", 0) == 0 ? 16 : 8; // variants/attention.cmake ATTN_NW
-  return {composed_variant(base + "_" + suffix + shape->suffix, DType::F16),
-          coopmat_queries_per_group(shape->m, subgroups), coopmat_subgroup_size(kernels.device(), shape->subgroup)};
+  AttentionKernel kernel{composed_variant(base + "_" + suffix + shape->suffix, DType::F16),
+                         coopmat_queries_per_group(shape->m, subgroups),
+                         coopmat_subgroup_size(kernels.device(), shape->subgroup)};
+  // Where the probe ran and found one element order on every invocation (16 x 16 x 16 fragments on
+  // 32-wide subgroups), the kernel takes it as a constant.
+  if (shape->m == 16 && shape->n == 16 && shape->k == 16 && shape->subgroup == 32 && !force_generic &&
+      kernels.khr_accumulator_rows_in_quads())
+    kernel.quad_upmask = kernels.khr_accumulator_quad_upmask();
+  return kernel;
 }
 
 void softmax_rows(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& y, float scale) {

@@ -177,8 +177,9 @@ namespace {
 
 // Runs shaders/coopmat_layout_probe.comp (a 16 x 16 fp32 accumulator of its own indices, one
 // 32-wide subgroup) and checks that every invocation holds 8 elements, all in rows lane / 4 and
-// lane / 4 + 8.
-bool probe_rows_in_quads(vk::Device& dev) {
+// lane / 4 + 8. Returns false otherwise; `upmask` gets the elements in row lane / 4 + 8 as bits
+// where every invocation has the same ones, and 0 where they differ.
+bool probe_rows_in_quads(vk::Device& dev, uint32_t& upmask) {
   constexpr uint32_t kLanes = 32, kPerLane = 16 * 16 / kLanes + 1;
   vk::Buffer out = dev.allocator().create_buffer(kLanes * kPerLane * 4, vk::MemoryUsage::Download,
                                                  "cooperative-matrix layout probe");
@@ -188,12 +189,20 @@ bool probe_rows_in_quads(vk::Device& dev) {
   dev.run(rec);
   std::vector<uint32_t> rows(kLanes * kPerLane);
   dev.download(out, rows.data(), rows.size() * sizeof(uint32_t));
+  upmask = 0;
+  bool uniform = true;
   for (uint32_t lane = 0; lane < kLanes; ++lane) {
     const uint32_t* r = &rows[lane * kPerLane];
     if (r[0] != kPerLane - 1) return false;
-    for (uint32_t i = 1; i < kPerLane; ++i)
+    uint32_t mask = 0;
+    for (uint32_t i = 1; i < kPerLane; ++i) {
       if (r[i] != lane / 4 && r[i] != lane / 4 + 8) return false;
+      if (r[i] == lane / 4 + 8) mask |= 1u << (i - 1);
+    }
+    if (lane == 0) upmask = mask;
+    uniform = uniform && mask == upmask;
   }
+  if (!uniform) upmask = 0;
   return true;
 }
 
@@ -237,10 +246,13 @@ bool Kernels::khr_accumulator_rows_in_quads() const {
     const bool square16 =
         khr_shape_ && khr_shape_->m == 16 && khr_shape_->n == 16 && khr_shape_->k == 16 && khr_shape_->subgroup == 32;
     rows_in_quads_ = square16 && khr_attention_available() && path_available(Path::NvCoopMat2) &&
-                     vk::find_shader("coopmat_layout_probe") && probe_rows_in_quads(device_);
+                     vk::find_shader("coopmat_layout_probe") && probe_rows_in_quads(device_, quad_upmask_);
+    if (!*rows_in_quads_) quad_upmask_ = 0;
   }
   return *rows_in_quads_;
 }
+
+uint32_t Kernels::khr_accumulator_quad_upmask() const { return khr_accumulator_rows_in_quads() ? quad_upmask_ : 0; }
 
 const vk::Pipeline& Kernels::pipeline(const std::string& shader, uint32_t buffers, uint32_t push_bytes,
                                       std::vector<uint32_t> spec_constants, uint32_t subgroup_size) {

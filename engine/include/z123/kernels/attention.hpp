@@ -80,6 +80,9 @@ struct AttentionKernel {
   int64_t queries_per_group;
   uint32_t subgroup;
   bool takes_vec4 = false; // spec constants 0 and 1: 4- and 8-element loads where strides and offsets allow
+  // KHR cooperative-matrix kernels: spec constant 0, the accumulator's quad layout
+  // (Kernels::khr_accumulator_quad_upmask; 0: learned at run time).
+  uint32_t quad_upmask = 0;
 };
 // The register-tiled portable kernel's larger size (256 invocations) needs up to 48 KiB of shared
 // memory; devices that have less (lavapipe: 32 KiB) take the 128-invocation one (up to 32 KiB).

@@ -86,6 +86,12 @@ public:
   // elsewhere asked of the device at the first call, by a probe kernel
   // (shaders/coopmat_layout_probe.comp: one small dispatch), and remembered.
   bool khr_accumulator_rows_in_quads() const;
+  // Where the rows are in quads and every invocation holds its elements in the same order: bit i
+  // set where element i lies in row lane / 4 + 8 (the same probe). The KHR attention takes it as a
+  // specialization constant, so the driver compiles the quad route's selections away. 0 where the
+  // order differs between invocations or the rows are not in quads (the kernel learns it at run
+  // time).
+  uint32_t khr_accumulator_quad_upmask() const;
   // Whether the portable fp16 kernels multiply packed fp16 pairs: the tiled GEMM's products
   // (shaders/gemm_tiled.comp F16_ARITH) and the tiled attention's P·V (ATTN_PACKED_PV), where the
   // device's fp16 arithmetic is fast (packed_fp16_products_by_default); Tuning::portable_arith
@@ -120,6 +126,7 @@ private:
   Path attention_path_ = Path::Portable;
   const CoopmatShape* khr_shape_ = nullptr;
   mutable std::optional<bool> rows_in_quads_; // khr_accumulator_rows_in_quads, once asked
+  mutable uint32_t quad_upmask_ = 0;          // khr_accumulator_quad_upmask, set with rows_in_quads_
   // The split-K scratch buffers of each lane (SplitKLane), each lane's newest (largest) last.
   std::vector<std::vector<std::shared_ptr<vk::Buffer>>> splitk_scratch_;
 };
