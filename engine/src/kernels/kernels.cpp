@@ -4,6 +4,7 @@
 #include <initializer_list>
 
 #include "kernels/gemm_dispatch.hpp"
+#include "kernels/quad_layout.hpp"
 #include "kernels/shader_names.hpp"
 #include "vk/shader_table.hpp"
 #include "z123/error.hpp"
@@ -176,34 +177,17 @@ bool Kernels::path_available(Path p) const {
 namespace {
 
 // Runs shaders/coopmat_layout_probe.comp (a 16 x 16 fp32 accumulator of its own indices, one
-// 32-wide subgroup) and checks that every invocation holds 8 elements, all in rows lane / 4 and
-// lane / 4 + 8. Returns false otherwise; `upmask` gets the elements in row lane / 4 + 8 as bits
-// where every invocation has the same ones, and 0 where they differ.
-bool probe_rows_in_quads(vk::Device& dev, uint32_t& upmask) {
-  constexpr uint32_t kLanes = 32, kPerLane = 16 * 16 / kLanes + 1;
-  vk::Buffer out = dev.allocator().create_buffer(kLanes * kPerLane * 4, vk::MemoryUsage::Download,
+// 32-wide subgroup) and reads what it wrote.
+QuadLayout probe_quad_layout(vk::Device& dev) {
+  vk::Buffer out = dev.allocator().create_buffer(kQuadProbeLanes * kQuadProbePerLane * 4, vk::MemoryUsage::Download,
                                                  "cooperative-matrix layout probe");
   vk::Recording rec(dev);
-  rec.dispatch(dev.pipelines().get({"coopmat_layout_probe", 1, 0, {}, coopmat_subgroup_size(dev, kLanes)}),
+  rec.dispatch(dev.pipelines().get({"coopmat_layout_probe", 1, 0, {}, coopmat_subgroup_size(dev, kQuadProbeLanes)}),
                {vk::out(out)}, nullptr, 0, 1, 1, 1, "layout probe");
   dev.run(rec);
-  std::vector<uint32_t> rows(kLanes * kPerLane);
+  std::vector<uint32_t> rows(kQuadProbeLanes * kQuadProbePerLane);
   dev.download(out, rows.data(), rows.size() * sizeof(uint32_t));
-  upmask = 0;
-  bool uniform = true;
-  for (uint32_t lane = 0; lane < kLanes; ++lane) {
-    const uint32_t* r = &rows[lane * kPerLane];
-    if (r[0] != kPerLane - 1) return false;
-    uint32_t mask = 0;
-    for (uint32_t i = 1; i < kPerLane; ++i) {
-      if (r[i] != lane / 4 && r[i] != lane / 4 + 8) return false;
-      if (r[i] == lane / 4 + 8) mask |= 1u << (i - 1);
-    }
-    if (lane == 0) upmask = mask;
-    uniform = uniform && mask == upmask;
-  }
-  if (!uniform) upmask = 0;
-  return true;
+  return read_quad_layout(rows);
 }
 
 } // namespace
@@ -245,14 +229,38 @@ bool Kernels::khr_accumulator_rows_in_quads() const {
     // fragments and 32-wide subgroups, with P converted in registers (NV cooperative matrix 2).
     const bool square16 =
         khr_shape_ && khr_shape_->m == 16 && khr_shape_->n == 16 && khr_shape_->k == 16 && khr_shape_->subgroup == 32;
-    rows_in_quads_ = square16 && khr_attention_available() && path_available(Path::NvCoopMat2) &&
-                     vk::find_shader("coopmat_layout_probe") && probe_rows_in_quads(device_, quad_upmask_);
-    if (!*rows_in_quads_) quad_upmask_ = 0;
+    QuadLayout layout;
+    if (square16 && khr_attention_available() && path_available(Path::NvCoopMat2) &&
+        vk::find_shader("coopmat_layout_probe"))
+      layout = probe_quad_layout(device_);
+    rows_in_quads_ = layout.rows_in_quads;
+    quad_upmask_ = layout.upmask;
   }
   return *rows_in_quads_;
 }
 
 uint32_t Kernels::khr_accumulator_quad_upmask() const { return khr_accumulator_rows_in_quads() ? quad_upmask_ : 0; }
+
+QuadLayout read_quad_layout(const std::vector<uint32_t>& probe) {
+  QuadLayout layout;
+  if (probe.size() != kQuadProbeLanes * kQuadProbePerLane) return layout;
+  uint32_t first = 0;
+  bool same_order = true;
+  for (uint32_t lane = 0; lane < kQuadProbeLanes; ++lane) {
+    const uint32_t* r = &probe[lane * kQuadProbePerLane];
+    if (r[0] != kQuadProbePerLane - 1) return layout;
+    uint32_t mask = 0;
+    for (uint32_t i = 1; i < kQuadProbePerLane; ++i) {
+      if (r[i] != lane / 4 && r[i] != lane / 4 + 8) return layout;
+      if (r[i] == lane / 4 + 8) mask |= 1u << (i - 1);
+    }
+    if (lane == 0) first = mask;
+    same_order = same_order && mask == first;
+  }
+  layout.rows_in_quads = true;
+  layout.upmask = same_order ? first : 0;
+  return layout;
+}
 
 const vk::Pipeline& Kernels::pipeline(const std::string& shader, uint32_t buffers, uint32_t push_bytes,
                                       std::vector<uint32_t> spec_constants, uint32_t subgroup_size) {
