@@ -343,11 +343,9 @@ AttentionKernel choose_attention_kernel(const Kernels& kernels, DType dtype, int
   AttentionKernel kernel{composed_variant(base + "_" + suffix + shape->suffix, DType::F16),
                          coopmat_queries_per_group(shape->m, subgroups),
                          coopmat_subgroup_size(kernels.device(), shape->subgroup)};
-  // Where the probe ran and found one element order on every invocation (16 x 16 x 16 fragments on
-  // 32-wide subgroups), the kernel takes it as a constant.
-  if (shape->m == 16 && shape->n == 16 && shape->k == 16 && shape->subgroup == 32 && !force_generic &&
-      kernels.khr_accumulator_rows_in_quads())
-    kernel.quad_upmask = kernels.khr_accumulator_quad_upmask();
+  // Where the probe found one element order on every invocation, the kernel takes it as a constant
+  // (0 off the probed 16 x 16 x 16 fragments, and where the generic route is forced).
+  if (!force_generic) kernel.quad_upmask = kernels.khr_accumulator_quad_upmask();
   return kernel;
 }
 

@@ -224,42 +224,21 @@ Kernels::Kernels(vk::Device& device, const Tuning& tuning)
 }
 
 bool Kernels::khr_accumulator_rows_in_quads() const {
-  if (!rows_in_quads_) {
+  if (!quad_layout_) {
     // Asked only where the 16-subgroup attention could run: the KHR attention on 16 x 16 x 16
     // fragments and 32-wide subgroups, with P converted in registers (NV cooperative matrix 2).
     const bool square16 =
         khr_shape_ && khr_shape_->m == 16 && khr_shape_->n == 16 && khr_shape_->k == 16 && khr_shape_->subgroup == 32;
-    QuadLayout layout;
-    if (square16 && khr_attention_available() && path_available(Path::NvCoopMat2) &&
-        vk::find_shader("coopmat_layout_probe"))
-      layout = probe_quad_layout(device_);
-    rows_in_quads_ = layout.rows_in_quads;
-    quad_upmask_ = layout.upmask;
+    quad_layout_ = square16 && khr_attention_available() && path_available(Path::NvCoopMat2) &&
+                           vk::find_shader("coopmat_layout_probe")
+                       ? probe_quad_layout(device_)
+                       : QuadLayout{};
   }
-  return *rows_in_quads_;
+  return quad_layout_->rows_in_quads;
 }
 
-uint32_t Kernels::khr_accumulator_quad_upmask() const { return khr_accumulator_rows_in_quads() ? quad_upmask_ : 0; }
-
-QuadLayout read_quad_layout(const std::vector<uint32_t>& probe) {
-  QuadLayout layout;
-  if (probe.size() != kQuadProbeLanes * kQuadProbePerLane) return layout;
-  uint32_t first = 0;
-  bool same_order = true;
-  for (uint32_t lane = 0; lane < kQuadProbeLanes; ++lane) {
-    const uint32_t* r = &probe[lane * kQuadProbePerLane];
-    if (r[0] != kQuadProbePerLane - 1) return layout;
-    uint32_t mask = 0;
-    for (uint32_t i = 1; i < kQuadProbePerLane; ++i) {
-      if (r[i] != lane / 4 && r[i] != lane / 4 + 8) return layout;
-      if (r[i] == lane / 4 + 8) mask |= 1u << (i - 1);
-    }
-    if (lane == 0) first = mask;
-    same_order = same_order && mask == first;
-  }
-  layout.rows_in_quads = true;
-  layout.upmask = same_order ? first : 0;
-  return layout;
+uint32_t Kernels::khr_accumulator_quad_upmask() const {
+  return khr_accumulator_rows_in_quads() ? quad_layout_->upmask : 0;
 }
 
 const vk::Pipeline& Kernels::pipeline(const std::string& shader, uint32_t buffers, uint32_t push_bytes,

@@ -7,16 +7,9 @@
 #include <cstdint>
 #include <vector>
 
-namespace z123::kernels {
+#include "z123/kernels/kernels.hpp" // QuadLayout
 
-struct QuadLayout {
-  // Every invocation holds 8 elements, all in rows lane / 4 and lane / 4 + 8 (NVIDIA's tensor-core
-  // layout, which the 16-subgroup attention assumes).
-  bool rows_in_quads = false;
-  // Where rows_in_quads and every invocation holds them in the same order: bit i set where element
-  // i lies in row lane / 4 + 8 (the attention's specialization constant 0). 0 otherwise.
-  uint32_t upmask = 0;
-};
+namespace z123::kernels {
 
 constexpr uint32_t kQuadProbeLanes = 32, kQuadProbePerLane = 16 * 16 / kQuadProbeLanes + 1;
 

@@ -56,6 +56,17 @@ bool coopmat_emulated(const vk::DeviceInfo& info);
 // GTX 16xx), whose fp16 arithmetic runs at 1/64 of the fp32 rate on Pascal or is emulated.
 bool packed_fp16_products_by_default(const vk::DeviceInfo& info);
 
+// What the accumulator layout probe found (shaders/coopmat_layout_probe.comp; read by
+// read_quad_layout in kernels/quad_layout.hpp).
+struct QuadLayout {
+  // Every invocation holds 8 elements, all in rows lane / 4 and lane / 4 + 8 (NVIDIA's tensor-core
+  // layout, which the 16-subgroup attention assumes).
+  bool rows_in_quads = false;
+  // Where rows_in_quads and every invocation holds them in the same order: bit i set where element
+  // i lies in row lane / 4 + 8 (the attention's specialization constant 0). 0 otherwise.
+  uint32_t upmask = 0;
+};
+
 class Kernels {
 public:
   // Picks the fastest path the device and this build support, as the device's tuning knobs
@@ -125,8 +136,8 @@ private:
   Path matmul_path_ = Path::Portable;
   Path attention_path_ = Path::Portable;
   const CoopmatShape* khr_shape_ = nullptr;
-  mutable std::optional<bool> rows_in_quads_; // khr_accumulator_rows_in_quads, once asked
-  mutable uint32_t quad_upmask_ = 0;          // khr_accumulator_quad_upmask, set with rows_in_quads_
+  // The layout probe's reading (khr_accumulator_rows_in_quads, khr_accumulator_quad_upmask), once asked.
+  mutable std::optional<QuadLayout> quad_layout_;
   // The split-K scratch buffers of each lane (SplitKLane), each lane's newest (largest) last.
   std::vector<std::vector<std::shared_ptr<vk::Buffer>>> splitk_scratch_;
 };
