@@ -68,9 +68,10 @@ layout(push_constant) uniform Push { uint iters; } pc;
 shared uvec4 smem[HALVES * HALF_UNITS];
 shared uint arrivals[HALVES];
 
-// Mode 5's barrier for one half: every subgroup of the half adds one arrival (after its shared
-// stores) and spins until the half's count reaches `target` (NW / 2 more per barrier; the count
-// only grows, so a subgroup already at the next barrier cannot confuse one still spinning here).
+// The workgroup barrier, except in mode 5: a barrier for one half, where every subgroup of the
+// half adds one arrival (after its shared stores) and spins until the half's count reaches `target`
+// (NW / 2 more per barrier; the count only grows, so a subgroup already at the next barrier cannot
+// confuse one still spinning here).
 void half_barrier(uint hf, inout uint target) {
 #if CEIL_MODE == 5
   memoryBarrierShared();
@@ -109,12 +110,8 @@ void main() {
     cmLoad(b[j], smem, BM * LDS + (warp_n * FN * 16 + j * 16) * LDS, LDS, CM_COL_MAJOR);
 #endif
   for (uint it = 0; it < pc.iters; ++it) {
-#if CEIL_MODE >= 2 && CEIL_MODE <= 4
-    uvec4 r = uvec4(it);
-    uint chunk = gl_LocalInvocationIndex % (BK / 8), row = gl_LocalInvocationIndex / (BK / 8);
-    [[unroll]] for (uint p = 0; p < (BM + BN) / ROWS_PER_PASS; ++p) smem[(row + p * ROWS_PER_PASS) * LDS + chunk] = r + uvec4(p);
-    barrier();
-#elif CEIL_MODE >= 5
+#if CEIL_MODE >= 2
+    // Each half's tiles (the whole workgroup's where there is one half).
     uvec4 r = uvec4(it);
     uint chunk = hidx % (BK / 8), row = hidx / (BK / 8);
     [[unroll]] for (uint p = 0; p < (HBM + BN) / ROWS_PER_PASS; ++p)
@@ -129,12 +126,7 @@ void main() {
       [[unroll]] for (int j = 0; j < FN; ++j)
         cmLoad(b[j], src, (BM + warp_n * FN * 16 + j * 16) * GKU + kg, GKU, CM_COL_MAJOR);
 #endif
-#if CEIL_MODE == 2
-      [[unroll]] for (int i = 0; i < FM; ++i)
-        cmLoad(a[i], smem, (warp_m * FM * 16 + i * 16) * LDS + kk / 8, LDS, CM_ROW_MAJOR);
-      [[unroll]] for (int j = 0; j < FN; ++j)
-        cmLoad(b[j], smem, BM * LDS + (warp_n * FN * 16 + j * 16) * LDS + kk / 8, LDS, CM_COL_MAJOR);
-#elif CEIL_MODE >= 5
+#if CEIL_MODE == 2 || CEIL_MODE >= 5
       [[unroll]] for (int i = 0; i < FM; ++i)
         cmLoad(a[i], smem, hbase + (hm * FM * 16 + i * 16) * LDS + kk / 8, LDS, CM_ROW_MAJOR);
       [[unroll]] for (int j = 0; j < FN; ++j)
@@ -143,9 +135,7 @@ void main() {
       [[unroll]] for (int i = 0; i < FM; ++i)
         [[unroll]] for (int j = 0; j < FN; ++j) acc[i][j] = cmMulAdd(a[i], b[j], acc[i][j]);
     }
-#if CEIL_MODE >= 2 && CEIL_MODE <= 4
-    barrier();
-#elif CEIL_MODE >= 5
+#if CEIL_MODE >= 2
     half_barrier(hf, target);
 #endif
   }
