@@ -17,7 +17,7 @@
 // the tiling; CM_M, CM_N, CM_K the fragment shape; SUBGROUP_SIZE (default 32) the subgroup width
 // the dispatch requires of the pipeline. Nothing else depends on the shape or the width.
 // Spec constant 0 VEC8: 16-byte global loads along K (K % 8 == 0, or Cin % 8 == 0 for CONV);
-// otherwise element-wise gathers.
+// otherwise element-wise gathers. Constant 9 GROUPED: grouped weights (kernels::linear_grouped).
 //
 // Measured on an H200 (driver 580, fp16, bias epilogue): the default 128 x 128 x 64 tile with
 // 2 x 4 subgroups of 64 x 32 runs the UNet's 19200 x 2560 x 320 projection at ~100 TFLOP/s
@@ -67,6 +67,11 @@
 #define NTHREADS (WARPS_M * WARPS_N * SUBGROUP_SIZE)
 layout(local_size_x = NTHREADS) in;
 layout(constant_id = 0) const bool VEC8 = false;
+// Grouped weights (pc.w_group_rows, common/gemm_io.glsl) for Winograd convolutions' 16 products,
+// true only in the pipelines that run them: elsewhere the loader's extra weight-row index folds
+// away (this kernel's loop slowed with code that never ran, bench/NOTES.md session 14).
+layout(constant_id = 9) const bool GROUPED = false;
+#define GEMM_GROUPED_WEIGHTS GROUPED
 #include "common/gemm_tile_loader.glsl"
 
 // Tiles in 16-byte units (8 halves). Rows are padded by one unit (80-byte stride) so the eight

@@ -102,8 +102,8 @@ protected:
   void SetUp() override {
     test::GemmPathTest::SetUp();
     if (IsSkipped()) return;
-    if (!kernels::winograd_runs(*kernels_, GetParam().dtype, 8, 8))
-      GTEST_SKIP() << "grouped GEMMs run on the portable kernels only";
+    if (!kernels::winograd_runs(*kernels_, GetParam().dtype, 8, 320))
+      GTEST_SKIP() << "grouped GEMMs do not run on NV coopmat2's kernel";
   }
 
   void check(const WinoCase& s) {
@@ -165,6 +165,10 @@ protected:
     check({1, 5, 6, 8, 8, 2, true, false});     // nearest upsampling read through
     check({2, 6, 5, 96, 200, 1, false, true});  // long K, odd width
     check({1, 3, 3, 4, 4, 1, false, false});    // one padded tile row per product
+    // Cooperative-matrix row tiles (coopmat_group_row_align): 56 tiles in groups of 64 rows, where
+    // the rule's 128-row tile does not divide a group; and level 0's N = 320 in 256-row tiles.
+    check({1, 14, 16, 16, 128, 1, true, true});
+    check({1, 64, 64, 8, 320, 1, true, true});
   }
 };
 
@@ -207,7 +211,7 @@ TEST_P(LinearGrouped, EachGroupUsesItsOwnWeights) {
     Tensor y = make_tensor(device(), dt, {G * R, N}, "y");
     vk::Recording rec(device());
     test::expect_error([&] { kernels::linear_grouped(*kernels_, rec, x, w, y); }, ErrorKind::Unsupported,
-                       {"portable GEMM kernels"});
+                       {"NV coopmat2's GEMM kernel"});
     return;
   }
   const uint64_t seed = test::test_seed();

@@ -44,7 +44,7 @@ TEST(Tuning, ReadsEveryKnob) {
       p("Z123_NO_PIPELINE_CACHE", "1"), q("Z123_PIPELINE_REPORT_DIR", "/tmp/reports"),
       r("Z123_ATTN_TILED_INVOCATIONS", "128"), s("Z123_GEMM_FIXED_GEOMETRY", "k"), u("Z123_REFERENCE_QUEUE", "shared"),
       v("Z123_MAIN_PRESUBMIT", "0"), w("Z123_CONV_WINOGRAD", "on"), x("Z123_REFERENCE_STEPS", "1"),
-      y("Z123_GN_DIRECT_THREADS", "128");
+      y("Z123_GN_DIRECT_THREADS", "128"), z("Z123_CONV_WINOGRAD_MAX_COUT", "640");
   const Tuning t = Tuning::from_environment();
   EXPECT_TRUE(t.force_portable);
   EXPECT_EQ(t.matmul_path, kernels::Path::NvCoopMat2);
@@ -68,6 +68,7 @@ TEST(Tuning, ReadsEveryKnob) {
   EXPECT_EQ(t.reference_queue, Tuning::ReferenceQueue::Shared);
   EXPECT_FALSE(t.main_presubmit);
   EXPECT_EQ(t.reference_steps, 1);
+  EXPECT_EQ(t.conv_winograd_max_cout, 640);
   EXPECT_EQ(t.conv_winograd, Tuning::ConvWinograd::On);
   EXPECT_TRUE(t.no_pipeline_cache);
   EXPECT_EQ(t.pipeline_report_dir, "/tmp/reports");

@@ -93,10 +93,15 @@ struct Tuning {
   // Z123_CONV_WINOGRAD=auto|on|off: the UNet's 3x3 stride-1 convs outside its innermost level by
   // Winograd's F(2x2, 3x3) (kernels/winograd.hpp: 2.25 times fewer multiplies, two memory-bound
   // transforms, weights 16/9 the size). auto: where the GEMMs take the tiled portable kernel (GPUs
-  // without usable matrix units), in the normal memory layout; on: wherever the GEMM route has
-  // grouped weights (the portable kernels: lavapipe's tests); off: never. bench/NOTES.md session 22.
+  // without usable matrix units), and level 0 on the KHR cooperative-matrix kernels (within the
+  // 3.5 GiB peak), in the normal memory layout; on: wherever the GEMM route has grouped weights
+  // (all but NV coopmat2's); off: never. bench/NOTES.md sessions 22 and 29.
   enum class ConvWinograd { Auto, On, Off };
   ConvWinograd conv_winograd = ConvWinograd::Auto;
+  // Z123_CONV_WINOGRAD_MAX_COUT=N: only convs of at most N output channels take Winograd (320: the
+  // UNet's level 0, 640: levels 0-1); unset (0), any. So that what the route gains per level and
+  // what its weights cost in memory (16/9 the size) can be measured apart.
+  int64_t conv_winograd_max_cout = 0;
 
   // Z123_NO_PIPELINE_CACHE=1: no pipeline cache file is read or written.
   bool no_pipeline_cache = false;

@@ -257,6 +257,22 @@ CoopmatApi coopmat_api(const Kernels& kernels) {
   return {"_khr", s->suffix, coopmat_subgroup_size(kernels.device(), s->subgroup)};
 }
 
+// Whether record_gemm may pick among the KHR tilings (the default fragment shape) rather than the
+// one 128 x 128 tile (and its narrow form) of the NV v1 kernel and other fragment shapes.
+bool khr_tilings_apply(const Kernels& kernels) {
+  return kernels.matmul_path() == Path::KhrCoopMat && coopmat_api(kernels).shape.empty();
+}
+
+// Grouped weights on the cooperative-matrix kernel (Winograd's products): each group's rows a
+// multiple of this. Where N leaves a half-empty 128-wide column tile (N = 320, level 0), the rule
+// takes 256 x 64 tiles: 256 (4,800 tiles per product at level 0 pad to 4,864). Elsewhere 64 (the
+// smallest KHR row tile; 300 and 1,200 pad to 320 and 1,216), and record_gemm falls back to 64-row
+// tiles where the rule's tile rows do not divide a group; 128 where only the 128 x 128 tile runs.
+uint32_t coopmat_group_row_align(const Kernels& kernels, uint32_t n) {
+  if (!khr_tilings_apply(kernels)) return kCoopTileM;
+  return n % kCoopTileN != 0 ? kKhrTall.m : kKhrRows64.m;
+}
+
 } // namespace
 
 void check_gemm_tile(const std::string& name) { khr_tiling_named(name); }
@@ -399,10 +415,11 @@ bool gemm_uses_tiled_portable(const Kernels& kernels, DType dtype, uint32_t n, b
 }
 
 bool gemm_groups_weights(const Kernels& kernels, DType dtype, uint32_t n) {
-  return !gemm_uses_coopmat2(kernels, dtype, n) && !gemm_uses_coopmat(kernels, dtype);
+  return !gemm_uses_coopmat2(kernels, dtype, n);
 }
 
 uint32_t gemm_group_row_align(const Kernels& kernels, DType dtype, uint32_t n) {
+  if (gemm_uses_coopmat(kernels, dtype)) return coopmat_group_row_align(kernels, n);
   if (!gemm_uses_tiled_portable(kernels, dtype, n, false)) return kPortableRows; // one invocation's rows
   // The tile tiled_portable_tile picks; with no rows to count it takes the larger of the two
   // where it chooses per shape, which the smaller one divides.
@@ -557,8 +574,7 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     // One kernel source, built per extension: gemm*_nv* (NV) and gemm*_khr* (KHR), the latter
     // per fragment shape. The 4-subgroup and wide tilings exist for the default shape only.
     const CoopmatApi cm = coopmat_api(kernels);
-    const bool khr = kernels.matmul_path() == Path::KhrCoopMat;
-    const bool tilings = khr && cm.shape.empty();
+    const bool tilings = khr_tilings_apply(kernels);
     bool narrow = push.N <= kCoopNarrowN;
     CoopTile tile = narrow ? CoopTile{"_narrow", kCoopTileM, kCoopNarrowN} : CoopTile{"", kCoopTileM, kCoopTileN};
     // The 4-subgroup tilings where they fill whole waves of SMs better (choose_khr_tiling, above).
@@ -587,15 +603,23 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     // K has its own count of tiles and waves.
     if (tile.suffix == kKhrSixteen.suffix && whole_k && khr_short_tiles_win(push.M, push.N, sms)) tile = kKhrShort;
     if (tilings && !narrow) tile = khr_tile_override(kernels, tile);
+    // Grouped weights: a row tile must lie in one group (coopmat_group_row_align).
+    if (push.w_group_rows != 0 && push.w_group_rows % tile.m != 0) {
+      if (!tilings || narrow || push.w_group_rows % kKhrRows64.m != 0)
+        throw internal_error(std::string(op) + ": groups of " + std::to_string(push.w_group_rows) + " rows for " +
+                             std::to_string(tile.m) + "-row tiles");
+      tile = kKhrRows64;
+    }
     const uint32_t row_tiles = div_up(push.M, tile.m), col_tiles = div_up(push.N, tile.n);
     const bool default_tiles = tile.m == kCoopTileM && tile.n == kCoopTileN;
     // GEGLU pairs its columns in this kernel's epilogue, which the split-K reduce does not.
     const uint32_t splits =
         p.geglu ? 1 : coopmat_split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K, default_tiles);
     const uint32_t k_chunk = splits_k(splits, row_tiles) ? split_k_chunk(push.K, splits) : 0;
-    const vk::Pipeline& pipe =
-        kernels.pipeline(composed_variant(base + cm.api + tile.suffix + cm.shape, x.dtype), 5, sizeof push,
-                         tiled_gemm_spec(kernels, push, p.conv, k_chunk, true), cm.subgroup);
+    std::vector<uint32_t> spec = tiled_gemm_spec(kernels, push, p.conv, k_chunk, true);
+    spec.push_back(push.w_group_rows != 0 ? 1u : 0u); // constant 9: grouped weights
+    const vk::Pipeline& pipe = kernels.pipeline(composed_variant(base + cm.api + tile.suffix + cm.shape, x.dtype), 5,
+                                                sizeof push, spec, cm.subgroup);
     record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles, splits, x.dtype, shape);
     return;
   }

@@ -37,8 +37,8 @@ struct GemmProblem {
   bool raw_f32 = false; // y is F32 and gets the raw sums (matmul_f32): no epilogue
   bool geglu = false;   // kernels::linear_geglu: y [M, N / 2] = value * gelu(gate), K unsplit
   // kernels::linear_grouped: rows in groups of geometry.w_group_rows, each with its own weights
-  // (the portable kernels only: gemm_groups_weights). linear_grouped, its one caller, checks the
-  // route and the groups' row alignment.
+  // (every kernel but NV coopmat2's: gemm_groups_weights). linear_grouped, its one caller, checks
+  // the route and the groups' row alignment.
   GemmPush geometry; // M, N, K and (conv) the geometry fields; flags/m_groups_y are filled in
 };
 
@@ -52,11 +52,12 @@ GemmProblem make_gemm_problem(const char* op, const Tensor& x, const Tensor& w, 
 // not (where it runs, the UNet projects and gates in two passes).
 bool gemm_fuses_geglu(const Kernels& kernels, DType dtype, uint32_t n);
 // Whether record_gemm runs grouped-weight problems (kernels::linear_grouped) for this dtype and N
-// on this context: the portable kernels (plain and tiled) have the grouped weight loader, the
-// cooperative-matrix ones do not.
+// on this context: the portable kernels (plain and tiled) and the cooperative-matrix one (NV v1,
+// KHR) have the grouped weight loader; NV coopmat2's kernel does not.
 bool gemm_groups_weights(const Kernels& kernels, DType dtype, uint32_t n);
 // What the row count of each group of a grouped problem of this dtype and N must be a multiple of
-// here: the row tile of the portable kernel record_gemm would run (each tile lies in one group).
+// here: a multiple of the row tile record_gemm runs such a problem with (each tile lies in one
+// group; on the cooperative-matrix kernel record_gemm keeps to tiles whose rows divide it).
 uint32_t gemm_group_row_align(const Kernels& kernels, DType dtype, uint32_t n);
 // Whether this context sends problems of this dtype to the cooperative-matrix kernel.
 bool gemm_uses_coopmat(const Kernels& kernels, DType dtype);

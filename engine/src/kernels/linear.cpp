@@ -84,7 +84,7 @@ void linear_grouped(Kernels& kernels, vk::Recording& rec, const Tensor& x, const
   const int64_t groups = w.dim(1), rows = x.dim(0) / groups;
   if (!linear_grouped_runs(kernels, x.dtype, w.dim(0)))
     throw unsupported(std::string(op) +
-                      ": grouped weights run on the portable GEMM kernels only (linear_grouped_runs)");
+                      ": grouped weights do not run on NV coopmat2's GEMM kernel (linear_grouped_runs)");
   const int64_t align = linear_group_row_align(kernels, x.dtype, w.dim(0));
   if (rows % align != 0)
     throw invalid_argument(std::string(op) + ": " + std::to_string(rows) + " rows per group is not a multiple of " +
