@@ -483,7 +483,8 @@ uint32_t contiguous_k_run(const GemmPush& push, bool conv) { return conv ? push.
 // Tuning::gemm_fixed_geometry. Measured on an H100 (bench/NOTES.md session 15, runs 2-3): all but
 // the conv input's height and width (taps, the default) as fast as all of them, with 149
 // pipelines for the model on the KHR path instead of 174 (58 with none fixed); K alone gave a
-// quarter of the gain, the conv taps the rest.
+// quarter of the gain, the conv taps the rest. Last, constant 9: grouped weights
+// (kernels::linear_grouped), so that only the pipelines that run them hold the loader's index.
 std::vector<uint32_t> tiled_gemm_spec(const Kernels& kernels, const GemmPush& push, bool conv, uint32_t k_chunk,
                                       bool epilogue_constant) {
   using GF = Tuning::GemmFixedGeometry;
@@ -493,7 +494,7 @@ std::vector<uint32_t> tiled_gemm_spec(const Kernels& kernels, const GemmPush& pu
   const bool k = fixed != GF::None, taps = conv && (fixed == GF::All || fixed == GF::Taps),
              hw = conv && fixed == GF::All;
   for (uint32_t v : {k ? push.K : 0u, k ? k_chunk : 0u, taps ? push.Cin : 0u, taps ? push.KW : 0u, hw ? push.H : 0u,
-                     hw ? push.W : 0u, taps ? push.upsample : 0u})
+                     hw ? push.W : 0u, taps ? push.upsample : 0u, push.w_group_rows != 0 ? 1u : 0u})
     spec.push_back(v);
   return spec;
 }
@@ -616,10 +617,9 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     const uint32_t splits =
         p.geglu ? 1 : coopmat_split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K, default_tiles);
     const uint32_t k_chunk = splits_k(splits, row_tiles) ? split_k_chunk(push.K, splits) : 0;
-    std::vector<uint32_t> spec = tiled_gemm_spec(kernels, push, p.conv, k_chunk, true);
-    spec.push_back(push.w_group_rows != 0 ? 1u : 0u); // constant 9: grouped weights
-    const vk::Pipeline& pipe = kernels.pipeline(composed_variant(base + cm.api + tile.suffix + cm.shape, x.dtype), 5,
-                                                sizeof push, spec, cm.subgroup);
+    const vk::Pipeline& pipe =
+        kernels.pipeline(composed_variant(base + cm.api + tile.suffix + cm.shape, x.dtype), 5, sizeof push,
+                         tiled_gemm_spec(kernels, push, p.conv, k_chunk, true), cm.subgroup);
     record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles, splits, x.dtype, shape);
     return;
   }
@@ -635,9 +635,8 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     const uint32_t row_tiles = div_up(push.M, tile), col_tiles = div_up(push.N, tile);
     const uint32_t splits = split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K);
     const uint32_t k_chunk = splits_k(splits, row_tiles) ? split_k_chunk(push.K, splits) : 0;
-    std::vector<uint32_t> spec = tiled_gemm_spec(kernels, push, p.conv, k_chunk, false);
-    spec.push_back(push.w_group_rows != 0 ? 1u : 0u); // constant 9: grouped weights
-    const vk::Pipeline& pipe = kernels.pipeline(tiled_portable_variant(base, tile, packed), 5, sizeof push, spec);
+    const vk::Pipeline& pipe = kernels.pipeline(tiled_portable_variant(base, tile, packed), 5, sizeof push,
+                                                tiled_gemm_spec(kernels, push, p.conv, k_chunk, false));
     record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles, splits, x.dtype, shape);
     return;
   }
