@@ -78,6 +78,12 @@ void Workspace::release(Tensor& t) {
   t.buffer.reset();
 }
 
+uint64_t Workspace::planned_bytes() const {
+  uint64_t b = 0;
+  for (const Slot& s : slots_) b += s.planned_bytes;
+  return b;
+}
+
 void Workspace::begin_planning() {
   if (planning_) throw internal_error("workspace '" + name_ + "': planning begun twice");
   planning_ = true;

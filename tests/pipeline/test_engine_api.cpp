@@ -262,8 +262,11 @@ TEST(EngineApi, StepProgramRunsBothPassesSideBySide) {
   ASSERT_GT(r.step_dispatches, 0u);
   EXPECT_LT(r.step_barriers * 3, r.step_dispatches * 2) << r.step_barriers << " barriers for " << r.step_dispatches;
   EXPECT_NE(format_load_report(r).find("step program"), std::string::npos);
-  // The scratch report names the reference pass's own pool (the normal layout).
+  // The scratch report names the reference pass's own pool (the normal layout), and the memory
+  // that sampling's pools and caches share by turns with conditioning and decoding.
   EXPECT_NE(engine->memory_report().find("reference pass's"), std::string::npos);
+  EXPECT_NE(engine->memory_report().find("taking turns with the sampling pools and step caches"), std::string::npos)
+      << engine->memory_report();
 }
 
 // The scratch pools are laid out from a first, unrun recording of the programs (Workspace

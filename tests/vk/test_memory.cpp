@@ -115,7 +115,7 @@ TEST_F(Memory, LargeRequestsGetDedicatedAllocations) {
   EXPECT_EQ(alloc.stats().blocks, blocks);
 }
 
-// Low-memory mode's shared memory (vk::MemoryTurn): each turn packs its buffers as if alone,
+// Memory shared by turns (vk::MemoryTurn): each turn packs its buffers as if alone,
 // within the reservation; the turns overlap each other (writing one clobbers the other), never
 // themselves; a turn that outgrows the reservation gets a new block; all of it goes back to the
 // driver when the last buffer is freed.
@@ -161,6 +161,33 @@ TEST_F(Memory, TurnsShareTheirReservedMemory) {
     EXPECT_EQ(alloc.stats().blocks, before.blocks + 2);
     EXPECT_THROW(alloc.create_buffer(mib, vk::MemoryUsage::Upload, "host", false, vk::MemoryTurn::First), Error);
   }
+  EXPECT_EQ(alloc.stats().blocks, before.blocks);
+  EXPECT_EQ(alloc.stats().device_local_allocated_bytes, before.device_local_allocated_bytes);
+}
+
+// A reservation whose buffers never came (a recording that failed half-way) stands empty; the
+// next reservation gives it back first rather than holding both.
+TEST_F(Memory, AReservationGivesBackEmptyTurnBlocks) {
+  auto& alloc = device().allocator();
+  const auto before = alloc.stats();
+  const uint64_t mib = 1 << 20;
+  alloc.reserve_turn_memory(8 * mib, "unused");
+  EXPECT_EQ(alloc.stats().device_local_allocated_bytes - before.device_local_allocated_bytes, 8 * mib);
+  {
+    alloc.reserve_turn_memory(6 * mib, "used");
+    EXPECT_EQ(alloc.stats().blocks, before.blocks + 1) << "the unused reservation was kept";
+    EXPECT_EQ(alloc.stats().device_local_allocated_bytes - before.device_local_allocated_bytes, 6 * mib);
+    vk::Buffer b = alloc.create_buffer(mib, vk::MemoryUsage::DeviceLocal, "first", false, vk::MemoryTurn::First);
+    // A block in use is not given back.
+    alloc.reserve_turn_memory(2 * mib, "beside");
+    EXPECT_EQ(alloc.stats().blocks, before.blocks + 2);
+    EXPECT_EQ(alloc.stats().device_local_allocated_bytes - before.device_local_allocated_bytes, 8 * mib);
+  }
+  // The last buffer gone, its block goes back; the one never used waits for the next reservation.
+  EXPECT_EQ(alloc.stats().blocks, before.blocks + 1);
+  alloc.reserve_turn_memory(mib, "last");
+  vk::Buffer b = alloc.create_buffer(mib, vk::MemoryUsage::DeviceLocal, "only", false, vk::MemoryTurn::Second);
+  b.reset();
   EXPECT_EQ(alloc.stats().blocks, before.blocks);
   EXPECT_EQ(alloc.stats().device_local_allocated_bytes, before.device_local_allocated_bytes);
 }

@@ -51,6 +51,9 @@ public:
   void end_planning();
 
   uint64_t pooled_bytes() const { return pooled_bytes_; }
+  // After end_planning(): the bytes the plan's slots will hold once the planned programs are
+  // recorded (for memory reserved up front: vk::Allocator::reserve_turn_memory).
+  uint64_t planned_bytes() const;
   size_t buffers() const { return slots_.size(); }
 
 private:

@@ -20,7 +20,10 @@ using namespace z123::kernels;
 const Tensor& TensorSlots::slot(const std::string& key, DType dtype, const std::vector<int64_t>& shape) {
   auto it = tensors_.find(key);
   if (it == tensors_.end() || it->second.shape != shape || it->second.dtype != dtype)
-    it = tensors_.insert_or_assign(key, make_tensor(device_, dtype, shape, label_ + key)).first;
+    it = tensors_
+             .insert_or_assign(key,
+                               make_tensor(device_, dtype, shape, label_ + key, vk::MemoryUsage::DeviceLocal, turn_))
+             .first;
   return it->second;
 }
 

@@ -68,24 +68,32 @@ struct Engine::Impl {
   // with guidance (not in open(): on a CPU device that VAE encode at 512x512 is most of the load
   // time, and an element cycled through its states would pay it on every start).
   std::vector<float> zero_moments;
-  // Scratch tensors of all three programs come from this one pool: the programs run one after
-  // another (each submission is waited for), so their intermediates can share memory, and the
-  // peak is the largest program's need rather than the sum (decoding at 640x960 alone needs
-  // about 1 GiB).
+  // The main pass's scratch (and, in the low-memory layout, the reference pass's).
   std::unique_ptr<Workspace> scratch;
-  // Low-memory mode: the conditioning and decoding programs take their scratch from this pool,
-  // whose buffers take the Second turn of the memory that holds the UNet's weights (the First);
-  // restore_unet copies the weights back from their host copy before sampling, when
-  // unet_on_device says the other turn overwrote them. Null in the normal layout.
+  // The conditioning and decoding programs take their scratch from this pool, whose buffers take
+  // the Second turn of device memory (vk::MemoryTurn): the programs run one after another (the
+  // host waits for each), so what sampling holds and what the programs around it hold can share
+  // memory, and the peak is the larger of the two rather than the sum (decoding at 640x960 alone
+  // needs about 1 GiB). The First turn:
+  // - normal layout: the sampling pools (scratch, reference) and the step caches, which every
+  //   image's steps write before they read them (sampling_turn());
+  // - low-memory layout: the UNet's weights; restore_unet copies them back from their host copy
+  //   before sampling, when unet_on_device says the other turn overwrote them.
   std::unique_ptr<Workspace> around;
+  // Normal layout, with a side queue: CLIP vision's scratch beside the VAE encode (the Second
+  // turn too, in buffers of its own: the two run at the same time). Null elsewhere.
+  std::unique_ptr<Workspace> beside;
   std::unique_ptr<vk::Recording> restore_unet;
   bool unet_on_device = false;
+  // The turn memory the normal layout reserved for the recorded programs (record_planned).
+  uint64_t turn_bytes = 0;
+  vk::MemoryTurn sampling_turn() const { return restore_unet ? vk::MemoryTurn::None : vk::MemoryTurn::First; }
   // The reference pass's scratch in the normal layout: a pool of its own, so that nothing but the
   // keys and values it writes orders the main pass after it (its split-K GEMMs have a scratch
   // lane of their own as well: kernels::SplitKLane), and the step program (ordered by
   // levels: vk::Recording::order_by_levels) runs the two passes side by side. Null in the
-  // low-memory layout, where both passes share `scratch` (a smaller peak before overlap). A small
-  // pool (70 MiB at 640x960), so its buffers have memory of their own rather than a new block.
+  // low-memory layout, where both passes share `scratch` (a smaller peak before overlap). In the
+  // First turn with `scratch` (the memory turns of `around`).
   std::unique_ptr<Workspace> reference;
   Workspace& reference_scratch() { return reference ? *reference : *scratch; }
   // Whether the step's reference pass runs one step ahead on the side queue (StepProgram): where
@@ -94,16 +102,15 @@ struct Engine::Impl {
   // times one queue's commands one after another).
   bool reference_ahead() const { return device->has_side_queue() && reference && !vk::Profiler::requested(); }
   std::unique_ptr<Workspace> make_reference() const {
-    return restore_unet ? nullptr : std::make_unique<Workspace>(*device, "reference-pass", vk::MemoryTurn::None, true);
+    return restore_unet ? nullptr : std::make_unique<Workspace>(*device, "reference-pass", sampling_turn());
   }
-  Workspace& around_scratch() { return around ? *around : *scratch; }
-  std::unique_ptr<Workspace> make_around() const {
-    return restore_unet ? std::make_unique<Workspace>(*device, "around-sampling", vk::MemoryTurn::Second) : nullptr;
-  }
+  Workspace& around_scratch() { return *around; }
+  // Where CLIP vision runs beside the VAE encode (reference_ahead()).
+  Workspace& beside_scratch() { return beside ? *beside : *around; }
   // Marks the UNet's weights overwritten by a program that uses `around`, before it runs (a run
   // that fails half-way has overwritten them as well).
   void will_run_around() {
-    if (around) unet_on_device = false;
+    if (restore_unet) unet_on_device = false;
   }
   // Makes sure the UNet's weights are on the device; returns the milliseconds it took.
   double restore_unet_weights() {
@@ -164,21 +171,34 @@ struct Engine::Impl {
   // Records the programs for latents of h x w (halves: 2 with guidance) twice, in fresh pools:
   // first against buffers with no memory, which tells the pools every tensor's size and lifetime
   // (Workspace::begin_planning), then for real into pools laid out from that (1,542 -> 971 MiB
-  // of scratch at 640x960, bench/NOTES.md session 9).
+  // of scratch at 640x960, bench/NOTES.md session 9). In the normal layout the turn memory is
+  // reserved in between, for the larger turn, so that neither turn's buffers open blocks of
+  // their own.
   void record_planned(int64_t h, int64_t w, int halves) {
     reset_programs();
-    std::vector<Workspace*> pools{scratch.get()};
-    if (around) pools.push_back(around.get());
+    std::vector<Workspace*> pools{scratch.get(), around.get()};
     if (reference) pools.push_back(reference.get());
+    if (beside) pools.push_back(beside.get());
     for (Workspace* ws : pools) ws->begin_planning();
+    uint64_t caches = 0;
     try {
       record_programs(h, w, halves);
+      caches = step->cache_bytes(); // real buffers, made while recording
     } catch (...) {
       reset_programs(); // new pools, not planning
       throw;
     }
     drop_programs();
     for (Workspace* ws : pools) ws->end_planning();
+    if (sampling_turn() != vk::MemoryTurn::None) {
+      const uint64_t first = scratch->planned_bytes() + (reference ? reference->planned_bytes() : 0) + caches;
+      const uint64_t second = around->planned_bytes() + (beside ? beside->planned_bytes() : 0);
+      // Each buffer starts at its alignment and is rounded up to 256 bytes: a margin for both.
+      size_t buffers = 0;
+      for (Workspace* ws : pools) buffers += ws->buffers();
+      turn_bytes = std::max(first, second) + uint64_t(buffers + 256) * 4096;
+      device->allocator().reserve_turn_memory(turn_bytes, "sampling, taking turns with conditioning and decoding");
+    }
     record_programs(h, w, halves);
   }
   void record_programs(int64_t h, int64_t w, int halves) {
@@ -207,13 +227,16 @@ struct Engine::Impl {
     drop_programs();
     make_pools();
   }
-  // Fresh scratch pools for this layout (scratch; around and reference where the layout has them).
+  // Fresh scratch pools for this layout (scratch and around; reference and beside where the
+  // layout has them).
   void make_pools() {
     around.reset();
+    beside.reset();
     reference.reset();
-    scratch = std::make_unique<Workspace>(*device, "scratch");
-    around = make_around();
+    scratch = std::make_unique<Workspace>(*device, "scratch", sampling_turn());
+    around = std::make_unique<Workspace>(*device, "around-sampling", vk::MemoryTurn::Second);
     reference = make_reference();
+    if (reference_ahead()) beside = std::make_unique<Workspace>(*device, "conditioning-side", vk::MemoryTurn::Second);
   }
 };
 
@@ -364,6 +387,9 @@ std::string Engine::memory_report() const {
   const std::string reference_pool =
       m.reference ? " (and the reference pass's, " + std::to_string(mib(m.reference->pooled_bytes())) + " MiB)"
                   : " (the reference pass's too)";
+  const std::string around_where = m.restore_unet ? " (in the UNet weights' memory)"
+                                                  : " (taking turns with the sampling pools and step caches in " +
+                                                        std::to_string(mib(m.turn_bytes)) + " MiB)";
   // Ahead, two reference caches: the pass of the next steps writes one while the main passes read the other.
   std::string reference_caches;
   if (m.step && m.step->ahead())
@@ -385,8 +411,7 @@ std::string Engine::memory_report() const {
                 mib(m.vae->weight_bytes()), mib(m.vision->weight_bytes()),
                 m.vision_in_host_memory ? "host memory on discrete GPUs" : "device",
                 mib(m.scratch ? m.scratch->pooled_bytes() : 0), reference_pool.c_str(),
-                mib(m.around ? m.around->pooled_bytes() : 0),
-                m.around ? " (in the UNet weights' memory)" : " (in the sampling pool)",
+                mib(m.around->pooled_bytes() + (m.beside ? m.beside->pooled_bytes() : 0)), around_where.c_str(),
                 mib(m.step ? m.step->cache_bytes() : 0), reference_caches.c_str());
   return buf;
 }
@@ -429,7 +454,7 @@ StepProgram& Engine::Impl::step_program(int64_t h, int64_t w, int64_t hr, int64_
   }
   for (StepProgram::ReferenceSlot& r : p->references) {
     r.ref_noise = host_tensor(DType::F32, {g * B, hr, wr, c}, "reference noise");
-    r.cache = std::make_unique<nets::ReferenceCache>(*device);
+    r.cache = std::make_unique<nets::ReferenceCache>(*device, sampling_turn());
     if (g > 1) {
       r.t_rows = host_tensor(dtype, {g * B, freqs}, "t_freq rows");
       r.rows = std::make_unique<nets::TimeBiases>(*device);
@@ -445,10 +470,10 @@ StepProgram& Engine::Impl::step_program(int64_t h, int64_t w, int64_t hr, int64_
   p->ref_in = make_tensor(*device, dtype, {g * B, hr, wr, c}, "reference input");
   p->main_in = make_tensor(*device, dtype, {B, h, w, c}, "main input");
   p->v = make_tensor(*device, dtype, {B, h, w, c}, "v");
-  p->context_kv = std::make_unique<nets::ReferenceCache>(*device);
+  p->context_kv = std::make_unique<nets::ReferenceCache>(*device, sampling_turn());
   if (g > 1) {
     p->ref_ctx = make_tensor(*device, dtype, {g * B, tokens, D}, "reference ctx");
-    p->ref_context_kv = std::make_unique<nets::ReferenceCache>(*device);
+    p->ref_context_kv = std::make_unique<nets::ReferenceCache>(*device, sampling_turn());
   }
   const uint32_t ref_count = static_cast<uint32_t>(B * hr * wr * c), count = static_cast<uint32_t>(h * w * c);
   // One step ahead, each pass runs beside the other's queue: kernels keep their choices for that.
@@ -502,8 +527,8 @@ ConditionProgram& Engine::Impl::condition_program() {
   auto p = std::make_unique<ConditionProgram>();
   p->clip_in = host_tensor(dtype, {1, Sc, Sc, 3}, "clip input");
   p->vae_in = host_tensor(dtype, {1, S, S, 3}, "vae input");
-  // Beside the encode on the side queue: in the reference pass's pool and split-K lane, which
-  // nothing uses until the steps (the host waits for the conditioning first).
+  // Beside the encode on the side queue: in a pool of its own and the reference pass's split-K
+  // lane, which nothing uses until the steps (the host waits for the conditioning first).
   const bool side = reference_ahead();
   p->embeds = make_tensor(*device, dtype, {1, int64_t(configs.vision_encoder.projection_dim)}, "image_embeds",
                           side ? vk::MemoryUsage::Download : vk::MemoryUsage::DeviceLocal);
@@ -512,7 +537,7 @@ ConditionProgram& Engine::Impl::condition_program() {
   if (side) {
     p->vision_rec = std::make_unique<vk::Recording>(*device, vk::QueueRole::Side);
     kernels::SplitKLane lane(*k, 1);
-    vision->record(*p->vision_rec, reference_scratch(), p->clip_in, p->embeds);
+    vision->record(*p->vision_rec, beside_scratch(), p->clip_in, p->embeds);
   } else {
     vision->record(*p->rec, around_scratch(), p->clip_in, p->embeds);
   }

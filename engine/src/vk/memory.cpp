@@ -193,6 +193,10 @@ void Allocator::reserve_turn_memory(uint64_t bytes, const std::string& why) {
   vkGetBufferMemoryRequirements(device_, probe, &req);
   vkDestroyBuffer(device_, probe, nullptr);
   const uint32_t type = pick_memory_type(req.memoryTypeBits, MemoryUsage::DeviceLocal);
+  // Turn blocks that nothing uses (an earlier reservation whose buffers are gone, or never came)
+  // would stand beside the new one.
+  for (size_t i = blocks_.size(); i-- > 0;)
+    if (blocks_[i]->turns && blocks_[i]->empty()) free_block(blocks_[i].get());
   for (uint64_t left = align_up(bytes, 256); left > 0;) {
     const uint64_t size = std::min(left, max_allocation_);
     new_block(size, type, false, map_device_local_, why, true);
@@ -337,15 +341,17 @@ void Allocator::release(Buffer& buf) noexcept {
   }
   ranges[start] = size;
   // An empty block goes back to the driver so the reported footprint follows real use.
-  if (block->empty()) {
-    bool local = props_.memoryTypes[block->type_index].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
-    if (block->mapped) vkUnmapMemory(device_, block->memory);
-    vkFreeMemory(device_, block->memory, nullptr);
-    stats_.allocated_bytes -= block->size;
-    if (local) stats_.device_local_allocated_bytes -= block->size;
-    stats_.blocks--;
-    blocks_.erase(std::find_if(blocks_.begin(), blocks_.end(), [&](auto& b) { return b.get() == block; }));
-  }
+  if (block->empty()) free_block(block);
+}
+
+void Allocator::free_block(Block* block) {
+  bool local = props_.memoryTypes[block->type_index].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+  if (block->mapped) vkUnmapMemory(device_, block->memory);
+  vkFreeMemory(device_, block->memory, nullptr);
+  stats_.allocated_bytes -= block->size;
+  if (local) stats_.device_local_allocated_bytes -= block->size;
+  stats_.blocks--;
+  blocks_.erase(std::find_if(blocks_.begin(), blocks_.end(), [&](auto& b) { return b.get() == block; }));
 }
 
 MemoryStats Allocator::stats() const {

@@ -29,8 +29,10 @@ enum class RefMode { None, Write, Read };
 // again when a later use asks for another shape or dtype. The two caches below keep theirs here.
 class TensorSlots {
 public:
-  // label: the start of each buffer's debug name, the key follows.
-  TensorSlots(vk::Device& device, std::string label) : device_(device), label_(std::move(label)) {}
+  // label: the start of each buffer's debug name, the key follows. turn: the memory turn of every
+  // buffer (vk::MemoryTurn).
+  TensorSlots(vk::Device& device, std::string label, vk::MemoryTurn turn = vk::MemoryTurn::None)
+      : device_(device), label_(std::move(label)), turn_(turn) {}
   const Tensor& slot(const std::string& key, DType dtype, const std::vector<int64_t>& shape);
   const Tensor* find(const std::string& key) const;
   // The keys that end in `suffix` (longer than it), without it, in key order.
@@ -40,6 +42,7 @@ public:
 private:
   vk::Device& device_;
   std::string label_;
+  vk::MemoryTurn turn_;
   std::map<std::string, Tensor> tensors_;
 };
 
@@ -49,7 +52,10 @@ private:
 // pass), and the cross-attention keys/values of the attn2 layers (see UNet::record_context).
 class ReferenceCache {
 public:
-  explicit ReferenceCache(vk::Device& device) : slots_(device, "ref.") {}
+  // turn: where the engine lets the caches take turns with the programs around sampling (every
+  // slot is written in each image's sampling before it is read).
+  explicit ReferenceCache(vk::Device& device, vk::MemoryTurn turn = vk::MemoryTurn::None)
+      : slots_(device, "ref.", turn) {}
   // The K or V tensor of a layer, created on first use with this shape.
   const Tensor& slot(const std::string& layer, char kv, DType dtype, const std::vector<int64_t>& shape) {
     return slots_.slot(layer + "." + kv, dtype, shape);

@@ -27,11 +27,13 @@ enum class MemoryUsage {
   HostStreamed,
 };
 
-// Low-memory mode: two groups of device-local buffers that are never used at the same time can
-// take turns in the same device memory. Buffers of one turn are packed as if the other turn did
-// not exist, so they overlap the other turn's buffers; whoever writes one turn's buffers makes
-// the other turn's contents undefined (the engine re-uploads the UNet's weights, its First turn,
-// after the conditioning and decoding activations, its Second turn, have run).
+// Two groups of device-local buffers that are never used at the same time can take turns in the
+// same device memory. Buffers of one turn are packed as if the other turn did not exist, so they
+// overlap the other turn's buffers; whoever writes one turn's buffers makes the other turn's
+// contents undefined. The engine's two layouts (Engine::Impl): in the normal one, sampling's
+// pools and caches (First, rewritten by every image's steps) and the conditioning and decoding
+// activations (Second); in the low-memory one, the UNet's weights (First, re-uploaded after the
+// Second turn has run) and the conditioning and decoding activations (Second).
 enum class MemoryTurn : uint8_t { None, First, Second };
 
 // How well a memory type with these property flags suits `usage` (higher is better, < 0 never);
@@ -111,6 +113,7 @@ public:
   // Allocates `bytes` of device-local memory for the turns up front, in blocks as large as the
   // device allows: a turn's buffers then fit wherever the other turn's do, whatever their sizes
   // (blocks made later, when a turn outgrows this, are sized for the buffer that needs them).
+  // Turn blocks that hold no buffer are given back first.
   void reserve_turn_memory(uint64_t bytes, const std::string& why);
   MemoryStats stats() const;
   void reset_peaks();
@@ -135,6 +138,8 @@ private:
     }
     bool empty() const;
   };
+  // Gives an empty block's memory back to the driver (the caller holds mutex_).
+  void free_block(Block* block);
   // Throws where a buffer of this size cannot exist on the device (storage: bound to a shader).
   void check_size(VkDeviceSize bytes, bool storage, const std::string& name) const;
   // The VkBuffer of either kind of buffer; may_fault: a Z123_FAULT `buffer` point may fail it.
