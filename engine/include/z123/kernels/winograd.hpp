@@ -38,10 +38,9 @@ bool winograd_runs(const Kernels& kernels, DType dtype, int64_t cin, int64_t cou
 
 // Whether Tuning::conv_winograd sends such a conv to the Winograd route here: auto where the
 // GEMMs take the tiled portable kernel (GPUs without usable matrix units; measured in
-// bench/NOTES.md session 22), and on the KHR cooperative-matrix GEMMs for convs of at most 320
-// output channels (session 29: the other levels are faster too, but over the 3.5 GiB peak); on
-// wherever winograd_runs; off never; Tuning::conv_winograd_max_cout caps the output channels. The
-// memory layout is the caller's part of the choice.
+// bench/NOTES.md session 22) or the KHR cooperative-matrix kernels (sessions 29-30); on wherever
+// winograd_runs; off never; Tuning::conv_winograd_max_cout caps the output channels. The memory
+// layout is the caller's part of the choice.
 bool winograd_chosen(const Kernels& kernels, DType dtype, int64_t cin, int64_t cout);
 
 // In words, how the UNet's 3x3 convs run here (what zero123pp-devices prints).
