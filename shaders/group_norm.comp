@@ -39,6 +39,13 @@
 // word. Only the tile's own APPLY workgroup overwrites the tile, and only after every invocation
 // has read the partials (a barrier separates the two), so no workgroup reads a number another
 // has overwritten. The host sizes tiles so that a tile holds T x G pairs.
+//
+// TABLE_OUT (DIRECT, PARTIAL and APPLY): the statistics as an fp32 table [B, 2, C] instead of y,
+// y = x * table[b][0][c] + table[b][1][c] (SiLU is the reader's), for a kernel that applies the
+// norm while it reads x (kernels::group_norm_table: the Winograd input transform). Binding 3
+// and 4 are both the table's buffer; the split path's partials follow the table there,
+// [B, T, G] (mean, M2) pairs written once, and APPLY runs one workgroup per batch that merges
+// them and writes the table.
 #ifdef STAGE_RESIDENT
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -94,7 +101,11 @@ layout(constant_id = 1) const uint CAP = 1;
 layout(std430, binding = 0) readonly buffer X { STORE_V x[]; };
 layout(std430, binding = 1) readonly buffer Gamma { STORE_P gamma[]; };
 layout(std430, binding = 2) readonly buffer Beta { STORE_P beta[]; };
+#ifdef TABLE_OUT
+layout(std430, binding = 3) writeonly buffer Table { float tab[]; };
+#else
 layout(std430, binding = 3) writeonly buffer Y { STORE_V y[]; };
+#endif
 #ifndef STAGE_RESIDENT
 layout(std430, binding = 4) buffer WS { float ws[]; }; // y's buffer seen as fp32 words
 #endif
@@ -108,9 +119,13 @@ layout(push_constant) uniform Push {
 } pc;
 
 // Split path: rows of tile k (the last one takes the remainder) and the word where tile k's copy
-// of the partials starts.
+// of the partials starts (TABLE_OUT: the one copy of batch b's, past the table; both its stages
+// run B workgroups in y).
 uint tile_row_count(uint k) { return k + 1u == pc.ntiles ? pc.HW - k * pc.tile_rows : pc.tile_rows; }
 uint partials_word(uint b, uint k) {
+#ifdef TABLE_OUT
+  return 2u * gl_NumWorkGroups.y * pc.C + 2u * b * pc.ntiles * pc.G;
+#endif
   uint first = (b * pc.HW + k * pc.tile_rows) * pc.C; // first element of the tile
 #ifdef DTYPE_F16
   return (first + 1u) / 2u; // first whole word
@@ -130,6 +145,16 @@ vec3 merge(vec3 a, vec3 b) {
 }
 
 VT finish(VT v) { return pc.silu != 0u ? v / (1.0 + exp(-v)) : v; }
+
+#ifdef TABLE_OUT
+float component(float v, uint e) { return v; }
+float component(vec4 v, uint e) { return v[e]; }
+// Channel c's (a, d) of batch b into the table.
+void write_table(uint b, uint c, float a, float d) {
+  tab[(2u * b) * pc.C + c] = a;
+  tab[(2u * b + 1u) * pc.C + c] = d;
+}
+#endif
 
 #if defined(STAGE_DIRECT)
 shared vec3 red[gl_WorkGroupSize.x];
@@ -212,10 +237,15 @@ void main() {
     VT a = rstd * LOAD(gamma[c]);
     VT d = LOAD(beta[c]) - mean * a;
 #endif
+#ifdef TABLE_OUT
+    if (rl == 0u)
+      for (uint e = 0; e < VEC; ++e) write_table(b, c + e, component(a, e), component(d, e));
+#else
     for (uint r = rl; r < pc.HW; r += row_lanes) {
       uint i = base + r * CV + j;
       y[i] = STORE_V(finish(VT(x[i]) * a + d));
     }
+#endif
   }
 }
 #endif
@@ -286,8 +316,13 @@ void main() {
   barrier();
   if (t < pc.G) chstat[t] = acc.yz;
   barrier();
-  // Broadcast: partial (k, g) goes to word 2 (k G + g) of every tile's copy.
-  for (uint i = t; i < pc.ntiles * pc.G; i += W) {
+  // Broadcast: partial (k, g) goes to word 2 (k G + g) of every tile's copy (TABLE_OUT: the one).
+#ifdef TABLE_OUT
+  const uint copies = pc.G;
+#else
+  const uint copies = pc.ntiles * pc.G;
+#endif
+  for (uint i = t; i < copies; i += W) {
     uint tile = i / pc.G, g = i - tile * pc.G;
     uint o = partials_word(b, tile) + 2u * (k * pc.G + g);
     ws[o] = chstat[g].x;
@@ -341,6 +376,10 @@ void main() {
       d = de;
 #endif
     }
+#ifdef TABLE_OUT
+    for (uint e = 0; e < VEC; ++e) write_table(b, cv * VEC + e, component(a, e), component(d, e));
+  }
+#else
     tab_a[cv] = a;
     tab_d[cv] = d;
   }
@@ -370,6 +409,7 @@ void main() {
     for (uint e = 0; e < 4u; ++e)
       if (ok[e]) y[idx[e]] = STORE_V(finish(v[e] * tab_a[ch[e]] + tab_d[ch[e]]));
   }
+#endif
 }
 #endif
 

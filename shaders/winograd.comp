@@ -12,6 +12,9 @@
 // transform writes zeros past the last tile, the output transform never reads them.
 // One invocation moves 4 channels of one tile (vec4 loads along C, coalesced across the
 // workgroup); the transforms are adds and subtracts in fp32, rounded once to the storage type.
+// The input transform may apply the group norm (and SiLU) before the conv as it reads x: its
+// statistics come as a per-channel table (kernels::group_norm_table), so the norm's output never
+// goes through memory.
 // Defines: WINO_INPUT or WINO_OUTPUT, DTYPE_F16.
 #extension GL_EXT_control_flow_attributes : require
 #include "common/types.glsl"
@@ -26,12 +29,16 @@ uint invocation() {
 #ifdef WINO_INPUT
 layout(std430, binding = 0) readonly buffer X { STORE_T4 x[]; }; // [B, H, W, C]
 layout(std430, binding = 1) writeonly buffer V { STORE_T4 v[]; }; // [16, rows, C]
+// The group norm before the conv, applied as x is read (kernels::group_norm_table): fp32
+// [B, 2, C], y = x * table[b][0][c] + table[b][1][c]. Read only where pc.norm != 0.
+layout(std430, binding = 2) readonly buffer Norm { vec4 tab[]; };
 layout(push_constant) uniform Push {
   uint B, H, W;  // x as stored
   uint C4;       // channels / 4
   uint up;       // nearest upsampling fused into the read (Upsample2D's conv): 1 or 2
   uint th, tw;   // tiles down and across the (upsampled) image
   uint rows;     // rows per xi in V
+  uint norm;     // 0: x as it is; 1: the norm's table applied; 2: and SiLU after it
 } pc;
 
 void main() {
@@ -40,20 +47,39 @@ void main() {
   const uint t = i / pc.C4, c4 = i - t * pc.C4;
   const uint tiles = pc.B * pc.th * pc.tw;
   vec4 d[4][4];
+  [[unroll]] for (int iy = 0; iy < 4; ++iy)
+    [[unroll]] for (int ix = 0; ix < 4; ++ix) d[iy][ix] = vec4(0.0);
   if (t < tiles) {
-    const uint b = t / (pc.th * pc.tw), r = t - b * pc.th * pc.tw;
+    const uint b = t / (pc.th * pc.tw), r = t - b * (pc.th * pc.tw);
     const uint ty = r / pc.tw, tx = r - ty * pc.tw;
-    const int hu = int(pc.H * pc.up), wu = int(pc.W * pc.up);
+    // The patch's rows and columns in x: a shift for the upsampling (no division per element).
+    const uint s = pc.up == 2u ? 1u : 0u;
+    const int hu = int(pc.H << s), wu = int(pc.W << s);
+    uint row[4], col[4];
+    bool row_in[4], col_in[4];
+    [[unroll]] for (int k = 0; k < 4; ++k) {
+      const int yy = int(2u * ty) - 1 + k, xx = int(2u * tx) - 1 + k;
+      row_in[k] = yy >= 0 && yy < hu;
+      col_in[k] = xx >= 0 && xx < wu;
+      row[k] = (b * pc.H + (uint(max(yy, 0)) >> s)) * pc.W;
+      col[k] = uint(max(xx, 0)) >> s;
+    }
+    vec4 scale = vec4(1.0), shift = vec4(0.0);
+    if (pc.norm != 0u) {
+      scale = tab[(2u * b) * pc.C4 + c4];
+      shift = tab[(2u * b + 1u) * pc.C4 + c4];
+    }
+    // Padding stays zero: the norm applies to x's values only, as it did to the norm's output.
     [[unroll]] for (int iy = 0; iy < 4; ++iy)
-      [[unroll]] for (int ix = 0; ix < 4; ++ix) {
-        const int yy = int(2u * ty) - 1 + iy, xx = int(2u * tx) - 1 + ix;
-        d[iy][ix] = yy >= 0 && yy < hu && xx >= 0 && xx < wu
-                        ? vec4(x[((b * pc.H + uint(yy) / pc.up) * pc.W + uint(xx) / pc.up) * pc.C4 + c4])
-                        : vec4(0.0);
-      }
-  } else {
-    [[unroll]] for (int iy = 0; iy < 4; ++iy)
-      [[unroll]] for (int ix = 0; ix < 4; ++ix) d[iy][ix] = vec4(0.0);
+      [[unroll]] for (int ix = 0; ix < 4; ++ix)
+        if (row_in[iy] && col_in[ix]) {
+          vec4 val = vec4(x[(row[iy] + col[ix]) * pc.C4 + c4]);
+          if (pc.norm != 0u) {
+            val = val * scale + shift;
+            if (pc.norm == 2u) val = val / (1.0 + exp(-val));
+          }
+          d[iy][ix] = val;
+        }
   }
   // Bᵀ d: along the patch's rows, for each column.
   vec4 e[4][4];

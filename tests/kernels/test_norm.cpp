@@ -1,7 +1,7 @@
-// GroupNorm and LayerNorm against float64 references (reference_pointwise.cpp), for fp32 and fp16
-// storage, the three GroupNorm paths (direct, split, register-resident, the latter at its size
-// limit and just over it), odd channel counts, batch 2, rank-3 and rank-4 inputs, poisoned outputs, and data with a
-// large common offset (100 +- 1) that a naive E[x^2] - E[x]^2 variance would destroy.
+// GroupNorm (and its statistics alone as a table) and LayerNorm against float64 references
+// (reference_pointwise.cpp), for fp32 and fp16 storage, the three GroupNorm paths (direct, split, register-resident,
+// the latter at its size limit and just over it), odd channel counts, batch 2, rank-3 and rank-4 inputs, poisoned
+// outputs, and data with a large common offset (100 +- 1) that a naive E[x^2] - E[x]^2 variance would destroy.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -252,6 +252,94 @@ TEST_P(GroupNorm, RejectsBadArguments) {
   }
   EXPECT_EQ(rec.dispatch_count(), 0u);
 }
+
+// group_norm_table: the statistics alone, as the per-channel (a, d) that the Winograd input
+// transform applies (y = x * a + d, SiLU after it being the reader's). Checked by applying the
+// table on the host in float64 against the reference norm without SiLU, on the direct and the
+// split path (chosen through Tuning::gn_direct_max, as Auto chooses them), including data with a
+// large common offset. The table is fp32 whatever x's dtype, so the tolerance is fp32's: the
+// statistics are fp32 sums of x as stored.
+class GroupNormTable : public NormTest {
+protected:
+  // Returns the number of dispatches (1: direct, 2: split).
+  size_t check_table(const std::vector<int64_t>& shape, int groups, bool split, float center = 0.0f,
+                     float spread = 2.0f) {
+    const DType dt = GetParam();
+    const uint64_t seed = test::test_seed();
+    SCOPED_TRACE("seed " + std::to_string(seed) + " (Z123_TEST_SEED), shape " + shape_string(shape) + ", groups " +
+                 std::to_string(groups) + (split ? ", split" : ", direct"));
+    Tuning tuning = kernels_->tuning();
+    tuning.gn_table_direct_max = split ? 1 : int64_t(1) << 40;
+    kernels::Kernels k(device(), tuning);
+    const int64_t B = shape.front(), C = shape.back();
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    const int64_t HW = n / (B * C);
+    auto xv = test::as_stored(test::random_uniform(n, seed, center - spread, center + spread), dt);
+    auto gv = test::as_stored(test::random_uniform(C, seed + 1, 0.5f, 1.5f), dt);
+    auto bv = test::as_stored(test::random_uniform(C, seed + 2, -0.5f, 0.5f), dt);
+    Tensor x = ref::upload_tensor(device(), dt, shape, xv, "x");
+    Tensor gamma = ref::upload_tensor(device(), dt, {C}, gv, "gamma");
+    Tensor beta = ref::upload_tensor(device(), dt, {C}, bv, "beta");
+    const int64_t floats = kernels::group_norm_table_floats(k, x, groups);
+    EXPECT_EQ(floats > 2 * B * C, split) << "the split path keeps its partials past the table";
+    Tensor table = make_tensor(device(), DType::F32, {floats}, "table");
+    test::poison(device(), table);
+    vk::Recording rec(device());
+    kernels::group_norm_table(k, rec, x, gamma, beta, table, groups, 1e-6f);
+    device().run(rec);
+    const std::vector<float> tab = download(device(), table);
+    std::vector<float> got(static_cast<size_t>(n));
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t r = 0; r < HW; ++r)
+        for (int64_t c = 0; c < C; ++c) {
+          const size_t i = static_cast<size_t>((b * HW + r) * C + c);
+          got[i] = static_cast<float>(double(xv[i]) * tab[size_t((2 * b) * C + c)] + tab[size_t((2 * b + 1) * C + c)]);
+        }
+    auto want = ref::group_norm(xv, gv, bv, B, HW, C, groups, 1e-6, false);
+    // A centre of 100: the fp32 mean carries a few ulp(100) = 7.6e-6 (more where the split path
+    // merges its partials), which rstd * gamma (up to 1.5 / 0.58 = 2.6) carries into every output:
+    // up to ~1.5e-4 (1.15e-4 seen on lavapipe).
+    const Tol tol = center != 0.0f ? Tol{2e-4, 1e-5} : Tol{2e-5, 1e-5};
+    EXPECT_TRUE(test::all_close(got, want, tol.atol, tol.rtol));
+    return rec.dispatch_count();
+  }
+};
+
+TEST_P(GroupNormTable, Direct) {
+  EXPECT_EQ(check_table({2, 7, 9, 32}, 8, false), 1u); // four channels per access
+  EXPECT_EQ(check_table({2, 63, 30}, 6, false), 1u);   // one
+  EXPECT_EQ(check_table({1, 5, 600}, 2, false), 1u);   // wide groups
+}
+TEST_P(GroupNormTable, Split) {
+  EXPECT_EQ(check_table({2, 40, 30, 64}, 32, true), 2u);
+  EXPECT_EQ(check_table({2, 1203, 96}, 32, true), 2u); // the last tile takes the remainder
+  EXPECT_EQ(check_table({2, 45, 15}, 3, true), 2u);    // scalar accesses
+}
+TEST_P(GroupNormTable, LargeMeanOffset) {
+  check_table({2, 300, 32}, 4, false, 100.0f, 1.0f);
+  check_table({2, 300, 32}, 4, true, 100.0f, 1.0f);
+}
+TEST_P(GroupNormTable, RejectsATableTooSmallOrNotF32) {
+  const DType dt = GetParam();
+  Tensor x = make_tensor(device(), dt, {2, 10, 32}, "x");
+  Tensor g = make_tensor(device(), dt, {32}, "g");
+  const int64_t floats = kernels::group_norm_table_floats(*kernels_, x, 4);
+  Tensor small = make_tensor(device(), DType::F32, {floats - 1}, "small");
+  Tensor half = make_tensor(device(), DType::F16, {floats}, "half");
+  vk::Recording rec(device());
+  for (const Tensor* t : {&small, &half}) try {
+      kernels::group_norm_table(*kernels_, rec, x, g, g, *t, 4, 1e-5f);
+      ADD_FAILURE() << "no throw for " << t->describe();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+      EXPECT_NE(std::string(e.what()).find("at least"), std::string::npos) << e.what();
+    }
+  EXPECT_THROW(kernels::group_norm_table(*kernels_, rec, x, g, g, small, 5, 1e-5f), Error); // 5 does not divide 32
+  EXPECT_EQ(rec.dispatch_count(), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Norm, GroupNormTable, ::testing::Values(DType::F32, DType::F16), dtype_param_name);
 
 class LayerNorm : public NormTest {};
 

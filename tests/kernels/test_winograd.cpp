@@ -17,11 +17,13 @@
 
 #include "kernels/gemm_dispatch.hpp"
 #include "reference_gemm.hpp"
+#include "reference_pointwise.hpp"
 #include "support/check.hpp"
 #include "support/expect_error.hpp"
 #include "support/vk_env.hpp"
 #include "z123/error.hpp"
 #include "z123/kernels/linear.hpp"
+#include "z123/kernels/norm.hpp"
 #include "z123/kernels/winograd.hpp"
 #include "z123/vk/recording.hpp"
 
@@ -38,6 +40,9 @@ struct WinoCase {
   int64_t B, H, W, Cin, Cout;
   int up;
   bool bias, residual;
+  // A group norm + SiLU in front, applied by the input transform (kernels::WinogradNorm) from
+  // kernels::group_norm_table's statistics; the reference normalizes in float64 first.
+  bool norm = false;
 };
 
 // The per-output error scale S of the file's header, [B, Ho, Wo, Cout].
@@ -118,10 +123,22 @@ protected:
     const int64_t Ho = s.H * s.up, Wo = s.W * s.up;
     const std::vector<int64_t> ys{s.B, Ho, Wo, s.Cout};
     if (s.residual) rv = test::as_stored(test::random_uniform(s.B * Ho * Wo * s.Cout, seed + 3, -1, 1), dt);
+    // With the norm: its output (never rounded to the storage type on the device) is what the
+    // conv sees, here in float64 rounded to float32 for the conv reference.
+    const int groups = s.Cin >= 32 ? 8 : 2;
+    const float eps = 1e-5f;
+    std::vector<float> gv, betav, conv_in = xv;
+    if (s.norm) {
+      gv = test::as_stored(test::random_uniform(s.Cin, seed + 4, 0.5f, 1.5f), dt);
+      betav = test::as_stored(test::random_uniform(s.Cin, seed + 5, -0.5f, 0.5f), dt);
+      const std::vector<double> n =
+          test::pointwise::group_norm(xv, gv, betav, s.B, s.H * s.W, s.Cin, groups, eps, true);
+      conv_in.assign(n.begin(), n.end());
+    }
     int64_t rho = 0, rwo = 0;
     const test::ConvRefShape rs{s.B, s.H, s.W, s.Cin, s.Cout, 3, 3};
     const kernels::Conv2dParams p{1, 1, 1, 1, 1, s.up};
-    std::vector<double> ref = test::reference_conv2d_nhwc(xv, w_oihw, bv, rv, rs, p, Epilogue::None, rho, rwo);
+    std::vector<double> ref = test::reference_conv2d_nhwc(conv_in, w_oihw, bv, rv, rs, p, Epilogue::None, rho, rwo);
     ASSERT_EQ(rho, Ho);
     ASSERT_EQ(rwo, Wo);
 
@@ -141,7 +158,18 @@ protected:
     for (const Tensor* out : {&v, &m, &y}) test::poison(device(), *out);
 
     vk::Recording rec(device());
-    kernels::conv2d_winograd(*kernels_, rec, x, u, b.get(), y, s.up, r.get(), v, m);
+    std::unique_ptr<Tensor> table, gamma, beta; // alive until the recording has run
+    kernels::WinogradNorm norm;
+    if (s.norm) {
+      gamma = std::make_unique<Tensor>(test::device_tensor(device(), dt, {s.Cin}, gv, "gamma"));
+      beta = std::make_unique<Tensor>(test::device_tensor(device(), dt, {s.Cin}, betav, "beta"));
+      table = std::make_unique<Tensor>(make_tensor(
+          device(), DType::F32, {kernels::group_norm_table_floats(*kernels_, x, groups)}, "norm statistics"));
+      test::poison(device(), *table);
+      kernels::group_norm_table(*kernels_, rec, x, *gamma, *beta, *table, groups, eps);
+      norm = {table.get(), true};
+    }
+    kernels::conv2d_winograd(*kernels_, rec, x, u, b.get(), y, s.up, r.get(), v, m, s.norm ? &norm : nullptr);
     rec.finish();
     device().run(rec);
 
@@ -149,7 +177,7 @@ protected:
     const bool fp16_sums =
         kernels::detail::gemm_sums_fp16_products(*kernels_, dt, static_cast<uint32_t>(s.Cout), false);
     const double per_term = 3 * unit + (fp16_sums ? test::kFp16SumGamma : 0.0) + 1e-6; // 1e-6: fp32 sums
-    std::vector<double> bound = winograd_error_scale(xv, w_oihw, s);
+    std::vector<double> bound = winograd_error_scale(conv_in, w_oihw, s);
     for (double& e : bound) e *= per_term;
     const test::Tolerance tol = test::gemm_tolerance(dt);
     const std::vector<float> got = download(device(), y);
@@ -169,6 +197,12 @@ protected:
     // the rule's 128-row tile does not divide a group; and level 0's N = 320 in 256-row tiles.
     check({1, 14, 16, 16, 128, 1, true, true});
     check({1, 64, 64, 8, 320, 1, true, true});
+    // The group norm + SiLU applied by the input transform: scalar and four-channel statistics,
+    // with upsampling (the padding stays zero after the norm), and a residual.
+    check({2, 9, 7, 8, 12, 1, true, false, true});
+    check({1, 5, 6, 8, 8, 2, true, false, true});
+    check({2, 6, 5, 96, 200, 1, false, true, true});
+    check({1, 20, 24, 40, 136, 1, true, true, true});
   }
 };
 

@@ -44,7 +44,8 @@ TEST(Tuning, ReadsEveryKnob) {
       p("Z123_NO_PIPELINE_CACHE", "1"), q("Z123_PIPELINE_REPORT_DIR", "/tmp/reports"),
       r("Z123_ATTN_TILED_INVOCATIONS", "128"), s("Z123_GEMM_FIXED_GEOMETRY", "k"), u("Z123_REFERENCE_QUEUE", "shared"),
       v("Z123_MAIN_PRESUBMIT", "0"), w("Z123_CONV_WINOGRAD", "on"), x("Z123_REFERENCE_STEPS", "1"),
-      y("Z123_GN_DIRECT_THREADS", "128"), z("Z123_CONV_WINOGRAD_MAX_COUT", "640");
+      y("Z123_GN_DIRECT_THREADS", "128"), z("Z123_CONV_WINOGRAD_MAX_COUT", "640"),
+      a2("Z123_GN_TABLE_DIRECT_MAX", "8192"), b2("Z123_GN_TABLE_TILES", "200");
   const Tuning t = Tuning::from_environment();
   EXPECT_TRUE(t.force_portable);
   EXPECT_EQ(t.matmul_path, kernels::Path::NvCoopMat2);
@@ -62,6 +63,8 @@ TEST(Tuning, ReadsEveryKnob) {
   EXPECT_EQ(t.attn_tiled_invocations, 128u);
   EXPECT_EQ(t.gn_direct_max, 4096);
   EXPECT_EQ(t.gn_tiles, 96);
+  EXPECT_EQ(t.gn_table_direct_max, 8192);
+  EXPECT_EQ(t.gn_table_tiles, 200);
   EXPECT_EQ(t.gn_threads, 512u);
   EXPECT_EQ(t.gn_direct_threads, 128u);
   EXPECT_EQ(t.gn_resident, Tuning::GnResident::Everywhere);

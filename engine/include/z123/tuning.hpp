@@ -63,6 +63,11 @@ struct Tuning {
   int64_t gn_direct_max = 49152;
   // Z123_GN_TILES: the GroupNorm split path's tiles over the whole tensor (at most).
   int64_t gn_tiles = 64;
+  // Z123_GN_TABLE_DIRECT_MAX, Z123_GN_TABLE_TILES: the same two choices for the statistics alone
+  // (kernels::group_norm_table, read by the Winograd input transform), whose split path writes its
+  // partials once rather than into every tile.
+  int64_t gn_table_direct_max = 49152;
+  int64_t gn_table_tiles = 64;
   // Z123_GN_THREADS: the GroupNorm split path's workgroup size; 0: chosen per device.
   uint32_t gn_threads = 0;
   // Z123_GN_DIRECT_THREADS: the GroupNorm direct path's workgroup size (rounded down to a power of

@@ -109,7 +109,9 @@ struct SplitPlan {
 // T by about sqrt(bytes per batch / (8 G)); the broadcast also writes B T^2 G 8 bytes, so T stays
 // moderate. Returns false when no tiling fits or the shared arrays would not; the direct path
 // then runs.
-bool plan_split(const Kernels& kernels, int64_t B, int64_t HW, int64_t C, int64_t G, DType dtype, SplitPlan& plan) {
+// table: for group_norm_table, whose partials live apart (Tuning::gn_table_tiles, no bound).
+bool plan_split(const Kernels& kernels, int64_t B, int64_t HW, int64_t C, int64_t G, DType dtype, SplitPlan& plan,
+                bool table = false) {
   const uint64_t shared = kernels.device().info().max_shared_memory;
   const int64_t W = split_threads(kernels);
   if (G > W) return false;
@@ -125,10 +127,11 @@ bool plan_split(const Kernels& kernels, int64_t B, int64_t HW, int64_t C, int64_
   const int64_t row_bytes = C * static_cast<int64_t>(dtype_size(dtype));
   // Rows per tile: enough for every row lane of the partial stage to see a few rows.
   const int64_t min_rows = std::max<int64_t>(1, 2 * row_lanes);
-  int64_t T = std::min<int64_t>({std::max<int64_t>(1, kernels.tuning().gn_tiles / B),
-                                 std::max<int64_t>(1, HW / min_rows), static_cast<int64_t>(kMaxGridDim)});
+  const int64_t tiles = table ? kernels.tuning().gn_table_tiles : kernels.tuning().gn_tiles;
+  int64_t T = std::min<int64_t>(
+      {std::max<int64_t>(1, tiles / B), std::max<int64_t>(1, HW / min_rows), static_cast<int64_t>(kMaxGridDim)});
   // The smallest tile (HW / T rows) must hold T * G pairs after its first whole word.
-  while (T >= 1 && (HW / T) * row_bytes < 8 * G * T + 4) --T;
+  while (!table && T >= 1 && (HW / T) * row_bytes < 8 * G * T + 4) --T;
   if (T < 1) return false;
   plan.threads = static_cast<uint32_t>(W);
   plan.vec = static_cast<uint32_t>(vec);
@@ -145,9 +148,15 @@ int64_t group_norm_resident_capacity(const vk::Device& device, DType dtype, int6
   return resident_capacity_for(resident_threads_max(device), resident_ev(cpg), dtype);
 }
 
-void group_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                const Tensor& y, int groups, float eps, bool silu, GroupNormPath path) {
-  const char* op = "group_norm";
+namespace {
+
+// x's dimensions as a group norm sees them: [B, HW, C] in G groups of cpg channels.
+struct GroupNormDims {
+  int64_t B, HW, C, G, cpg;
+};
+
+// The checks group_norm and group_norm_table share (x, groups, gamma and beta).
+GroupNormDims check_group_norm(const char* op, const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups) {
   if (x.shape.size() != 3 && x.shape.size() != 4)
     throw invalid_argument(std::string(op) + ": x must be [B, HW, C] or [B, H, W, C], found " + x.describe());
   const int64_t B = x.dim(0), C = x.dim(-1), HW = x.numel() / (B * C);
@@ -156,24 +165,43 @@ void group_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Ten
                            std::to_string(C) + " channels of " + x.describe());
   check_param(op, "gamma", gamma, x, C);
   check_param(op, "beta", beta, x, C);
+  expect_indexable(op, x);
+  if (B > static_cast<int64_t>(kMaxGridDim) || groups > static_cast<int64_t>(kMaxGridDim))
+    throw invalid_argument(std::string(op) + ": batch or group count over 65535 in " + x.describe());
+  return {B, HW, C, groups, C / groups};
+}
+
+GroupNormPush push_for(const GroupNormDims& d, float eps, bool silu) {
+  GroupNormPush p{};
+  p.HW = static_cast<uint32_t>(d.HW);
+  p.C = static_cast<uint32_t>(d.C);
+  p.G = static_cast<uint32_t>(d.G);
+  p.cpg = static_cast<uint32_t>(d.cpg);
+  p.eps = eps;
+  p.silu = silu ? 1u : 0u;
+  return p;
+}
+
+// Whether group_norm_table takes the split path (and its plan): where its tiles fit and the group
+// is larger than Tuning::gn_table_direct_max (group_norm's Auto choice, with the table's knobs).
+bool table_split(const Kernels& kernels, const GroupNormDims& d, DType dtype, SplitPlan& plan) {
+  return d.HW * d.cpg > kernels.tuning().gn_table_direct_max &&
+         plan_split(kernels, d.B, d.HW, d.C, d.G, dtype, plan, true);
+}
+
+} // namespace
+
+void group_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                const Tensor& y, int groups, float eps, bool silu, GroupNormPath path) {
+  const char* op = "group_norm";
+  const GroupNormDims dims = check_group_norm(op, x, gamma, beta, groups);
   expect_shape(op, "y", y, x.shape);
   expect_same_dtype(op, x, y);
   expect_no_alias(op, y, x);
   expect_no_alias(op, y, gamma);
   expect_no_alias(op, y, beta);
-  expect_indexable(op, x);
-  const int64_t G = groups, cpg = C / G;
-
-  GroupNormPush p{};
-  p.HW = static_cast<uint32_t>(HW);
-  p.C = static_cast<uint32_t>(C);
-  p.G = static_cast<uint32_t>(G);
-  p.cpg = static_cast<uint32_t>(cpg);
-  p.eps = eps;
-  p.silu = silu ? 1u : 0u;
-
-  if (B > static_cast<int64_t>(kMaxGridDim) || G > static_cast<int64_t>(kMaxGridDim))
-    throw invalid_argument(std::string(op) + ": batch or group count over 65535 in " + x.describe());
+  const int64_t B = dims.B, C = dims.C, HW = dims.HW, G = dims.G, cpg = dims.cpg;
+  GroupNormPush p = push_for(dims, eps, silu);
   const vk::Binding ws = vk::out(y.buf()); // the split path's statistics live in y's tiles
   std::vector<vk::Binding> bindings = {vk::in(x.buf()), vk::in(gamma.buf()), vk::in(beta.buf()), vk::out(y.buf()), ws};
   const uint32_t push_bytes = sizeof p;
@@ -223,6 +251,57 @@ void group_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Ten
   auto& apply = kernels.pipeline(group_norm_split_variant(true, plan.vec == 4, x.dtype), 5, push_bytes,
                                  {plan.threads, static_cast<uint32_t>(C / plan.vec)});
   rec.dispatch(apply, bindings, &p, push_bytes, plan.ntiles, static_cast<uint32_t>(B));
+}
+
+int64_t group_norm_table_floats(const Kernels& kernels, const Tensor& x, int groups) {
+  if (x.shape.size() != 3 && x.shape.size() != 4)
+    throw invalid_argument("group_norm_table: x must be [B, HW, C] or [B, H, W, C], found " + x.describe());
+  const int64_t B = x.dim(0), C = x.dim(-1), HW = x.numel() / (B * C);
+  if (groups <= 0 || C % groups != 0)
+    throw invalid_argument("group_norm_table: " + std::to_string(groups) + " groups do not divide " + x.describe());
+  const GroupNormDims d{B, HW, C, groups, C / groups};
+  SplitPlan plan;
+  return 2 * B * C + (table_split(kernels, d, x.dtype, plan) ? 2 * B * int64_t(plan.ntiles) * groups : 0);
+}
+
+void group_norm_table(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                      const Tensor& table, int groups, float eps) {
+  const char* op = "group_norm_table";
+  const GroupNormDims d = check_group_norm(op, x, gamma, beta, groups);
+  if (table.dtype != DType::F32 || table.numel() < group_norm_table_floats(kernels, x, groups))
+    throw invalid_argument(std::string(op) + ": table " + table.describe() + " must be f32 with at least " +
+                           std::to_string(group_norm_table_floats(kernels, x, groups)) + " values");
+  expect_no_alias(op, table, x);
+  GroupNormPush p = push_for(d, eps, false);
+  // Binding 3 is the table, 4 the split path's partials past it: one buffer.
+  const std::vector<vk::Binding> bindings = {vk::in(x.buf()), vk::in(gamma.buf()), vk::in(beta.buf()),
+                                             vk::out(table.buf()), vk::out(table.buf())};
+  const uint32_t push_bytes = sizeof p;
+  using S = GroupNormTableStage;
+  SplitPlan plan;
+  if (!table_split(kernels, d, x.dtype, plan)) {
+    auto& pipe = kernels.pipeline(group_norm_table_variant(S::Direct, d.cpg % 4 == 0, x.dtype), 5, push_bytes,
+                                  {direct_threads(kernels)});
+    rec.dispatch(pipe, bindings, &p, push_bytes, static_cast<uint32_t>(d.G), static_cast<uint32_t>(d.B));
+    return;
+  }
+  p.tile_rows = plan.tile_rows;
+  p.ntiles = plan.ntiles;
+  p.row_lanes = plan.row_lanes;
+  auto& partial = kernels.pipeline(group_norm_table_variant(S::Partial, plan.vec == 4, x.dtype), 5, push_bytes,
+                                   {plan.threads, plan.partial_cap});
+  rec.dispatch(partial, bindings, &p, push_bytes, plan.ntiles, static_cast<uint32_t>(d.B));
+  // One workgroup per batch merges its partials into the table.
+  auto& apply = kernels.pipeline(group_norm_table_variant(S::Apply, plan.vec == 4, x.dtype), 5, push_bytes,
+                                 {plan.threads, static_cast<uint32_t>(d.C / plan.vec)});
+  rec.dispatch(apply, bindings, &p, push_bytes, 1, static_cast<uint32_t>(d.B));
+}
+
+std::string group_norm_table_variant(GroupNormTableStage stage, bool vec4, DType dtype) {
+  const char* s = stage == GroupNormTableStage::Direct    ? "direct"
+                  : stage == GroupNormTableStage::Partial ? "partial"
+                                                          : "apply";
+  return composed_variant(std::string("group_norm_table_") + s + (vec4 ? "_vec4" : ""), dtype);
 }
 
 std::string group_norm_resident_variant(int64_t ev, DType dtype) {

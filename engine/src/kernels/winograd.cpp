@@ -16,7 +16,7 @@ constexpr int64_t kProducts = kWinogradProducts;
 constexpr uint32_t kThreads = 256; // local_size_x of shaders/winograd.comp
 // Mirror the push blocks of shaders/winograd.comp.
 struct InputPush {
-  uint32_t B, H, W, C4, up, th, tw, rows;
+  uint32_t B, H, W, C4, up, th, tw, rows, norm;
 };
 struct OutputPush {
   uint32_t B, Ho, Wo, N4, th, tw, rows, flags;
@@ -95,7 +95,8 @@ std::string unet_conv3x3_route(const Kernels& kernels, DType dtype) {
              : "as linear (implicit GEMM)";
 }
 
-void winograd_input(Kernels& kernels, vk::Recording& rec, const Tensor& x, int upsample, const Tensor& v) {
+void winograd_input(Kernels& kernels, vk::Recording& rec, const Tensor& x, int upsample, const Tensor& v,
+                    const WinogradNorm* norm) {
   const char* op = "winograd_input";
   check_image(op, "x", x);
   check_upsample(op, upsample);
@@ -104,11 +105,21 @@ void winograd_input(Kernels& kernels, vk::Recording& rec, const Tensor& x, int u
   expect_same_dtype(op, x, v);
   expect_no_alias(op, v, x);
   expect_indexable(op, v);
-  InputPush p{u32(t.B), u32(x.dim(1)), u32(x.dim(2)), u32(C / 4), u32(upsample), u32(t.th), u32(t.tw), u32(rows)};
-  const vk::Pipeline& pipe = kernels.pipeline(variant("winograd_input", x.dtype), 2, sizeof p, {});
+  const Tensor* table = norm ? norm->table : nullptr;
+  if (norm && (!table || table->dtype != DType::F32 || table->numel() < 2 * x.dim(0) * C))
+    throw invalid_argument(std::string(op) + ": the norm's table " + (table ? table->describe() : "(none)") +
+                           " must be f32 with at least [B, 2, C] = " + std::to_string(2 * x.dim(0) * C) +
+                           " values (group_norm_table)");
+  if (table) expect_no_alias(op, v, *table);
+  InputPush p{u32(t.B),   u32(x.dim(1)), u32(x.dim(2)),
+              u32(C / 4), u32(upsample), u32(t.th),
+              u32(t.tw),  u32(rows),     norm ? (norm->silu ? 2u : 1u) : 0u};
+  const vk::Pipeline& pipe = kernels.pipeline(variant("winograd_input", x.dtype), 3, sizeof p, {});
   Grid g = wrap_grid(div_up(rows * (C / 4), int64_t{kThreads}));
-  rec.dispatch(pipe, {vk::in(x.buf()), vk::out(v.buf())}, &p, sizeof p, g.x, g.y, 1,
-               shape_string(x.shape) + (upsample > 1 ? " up " + std::to_string(upsample) : ""));
+  rec.dispatch(pipe, {vk::in(x.buf()), vk::out(v.buf()), vk::in(table ? table->buf() : x.buf())}, &p, sizeof p, g.x,
+               g.y, 1,
+               shape_string(x.shape) + (upsample > 1 ? " up " + std::to_string(upsample) : "") +
+                   (norm ? (norm->silu ? "+norm+silu" : "+norm") : ""));
 }
 
 void winograd_output(Kernels& kernels, vk::Recording& rec, const Tensor& m, const Tensor* bias, const Tensor* residual,
@@ -137,7 +148,8 @@ void winograd_output(Kernels& kernels, vk::Recording& rec, const Tensor& m, cons
 }
 
 void conv2d_winograd(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& u, const Tensor* bias,
-                     const Tensor& y, int upsample, const Tensor* residual, const Tensor& v, const Tensor& m) {
+                     const Tensor& y, int upsample, const Tensor* residual, const Tensor& v, const Tensor& m,
+                     const WinogradNorm* norm) {
   const char* op = "conv2d_winograd";
   if (u.shape.size() != 3 || x.shape.size() != 4 || u.dim(1) != kProducts || u.dim(2) != x.dim(3))
     throw invalid_argument(std::string(op) + ": weight " + u.describe() + " must be [Cout, 16, " +
@@ -146,7 +158,7 @@ void conv2d_winograd(Kernels& kernels, vk::Recording& rec, const Tensor& x, cons
   expect_shape(op, "y", y, {x.dim(0), x.dim(1) * upsample, x.dim(2) * upsample, u.dim(0)});
   if (!winograd_runs(kernels, x.dtype, x.dim(3), u.dim(0)))
     throw unsupported(std::string(op) + ": " + u.describe() + " on this route (winograd_runs)");
-  winograd_input(kernels, rec, x, upsample, v);
+  winograd_input(kernels, rec, x, upsample, v, norm);
   linear_grouped(kernels, rec, v, u, m);
   winograd_output(kernels, rec, m, bias, residual, y);
 }

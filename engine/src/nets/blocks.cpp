@@ -16,7 +16,7 @@ namespace z123::nets {
 using namespace z123::kernels;
 
 Tensor conv(NetContext& c, const std::string& prefix, const Tensor& x, int64_t cout, int stride, int pad_tl, int pad_br,
-            int upsample, const Tensor* residual, const Tensor* bias) {
+            int upsample, const Tensor* residual, const Tensor* bias, const WinogradNorm* norm) {
   const Tensor& w = c.w.at(prefix + ".weight");
   const Tensor* b = bias ? bias : c.w.find(prefix + ".bias");
   if (w.shape.size() == 3) { // Winograd form [Cout, 16, Cin] (Weights; nets::UNet chose it)
@@ -26,11 +26,12 @@ Tensor conv(NetContext& c, const std::string& prefix, const Tensor& x, int64_t c
     Tensor y = c.ws.acquire(x.dtype, {t.B, t.Ho, t.Wo, cout}, prefix);
     Tensor v = c.ws.acquire(x.dtype, {kWinogradProducts * t.rows, x.dim(3)}, prefix + ".winograd_in");
     Tensor m = c.ws.acquire(x.dtype, {kWinogradProducts * t.rows, cout}, prefix + ".winograd_products");
-    conv2d_winograd(c.k, c.rec, x, w, b, y, upsample, residual, v, m);
+    conv2d_winograd(c.k, c.rec, x, w, b, y, upsample, residual, v, m, norm);
     c.ws.release(v);
     c.ws.release(m);
     return y;
   }
+  if (norm) throw internal_error(prefix + ": a norm inside the input transform of a conv not in Winograd form");
   Conv2dParams p{stride, pad_tl, pad_tl, pad_br, pad_br, upsample};
   std::vector<int64_t> shape = conv2d_output_shape(x, w, p);
   if (shape.back() != cout)
@@ -40,22 +41,40 @@ Tensor conv(NetContext& c, const std::string& prefix, const Tensor& x, int64_t c
   return y;
 }
 
+NormedInput normalize_for_conv(NetContext& c, const std::string& norm_prefix, const std::string& conv_prefix,
+                               const Tensor& x, int groups, float eps) {
+  const Tensor& gamma = c.w.at(norm_prefix + ".weight");
+  const Tensor& beta = c.w.at(norm_prefix + ".bias");
+  NormedInput in{conv_prefix, {}, {}};
+  if (c.w.at(conv_prefix + ".weight").shape.size() == 3) { // Winograd form (conv)
+    in.x = x;
+    in.table = c.ws.acquire(DType::F32, {group_norm_table_floats(c.k, x, groups)}, norm_prefix + " statistics");
+    group_norm_table(c.k, c.rec, x, gamma, beta, in.table, groups, eps);
+  } else {
+    in.x = c.ws.acquire(x.dtype, x.shape, norm_prefix);
+    group_norm(c.k, c.rec, x, gamma, beta, in.x, groups, eps, true);
+  }
+  return in;
+}
+
+Tensor conv_normed(NetContext& c, NormedInput in, int64_t cout, const Tensor* bias, const Tensor* residual) {
+  if (!in.table.buffer) return conv(c, in.conv_prefix, in.x, cout, 1, 1, 1, 1, residual, bias);
+  const WinogradNorm norm{&in.table, true};
+  return conv(c, in.conv_prefix, in.x, cout, 1, 1, 1, 1, residual, bias, &norm);
+}
+
 Tensor resnet_block(NetContext& c, const std::string& prefix, const Tensor& x, int64_t cout, int groups, float eps,
                     const Tensor* conv1_bias, const Tensor* time_rows) {
   const std::string p = prefix + ".";
-  Tensor n = c.ws.acquire(x.dtype, x.shape, p + "norm1");
-  group_norm(c.k, c.rec, x, c.w.at(p + "norm1.weight"), c.w.at(p + "norm1.bias"), n, groups, eps, true);
-  Tensor h = conv(c, p + "conv1", n, cout, 1, 1, 1, 1, nullptr, conv1_bias);
-  c.ws.release(n);
+  Tensor h = conv_normed(c, normalize_for_conv(c, p + "norm1", p + "conv1", x, groups, eps), cout, conv1_bias);
   if (time_rows) add(c.k, c.rec, h, *time_rows, h); // [B, C] broadcast over [B, H, W, C], in place
-  Tensor n2 = c.ws.acquire(x.dtype, h.shape, p + "norm2");
-  group_norm(c.k, c.rec, h, c.w.at(p + "norm2.weight"), c.w.at(p + "norm2.bias"), n2, groups, eps, true);
-  c.ws.release(h);
+  NormedInput n2 = normalize_for_conv(c, p + "norm2", p + "conv2", h, groups, eps);
+  c.ws.release(h); // where conv2 reads the norm's output (the VAE), h's slot is free for the shortcut
   Tensor shortcut = x;
   bool has_shortcut = c.w.has(p + "conv_shortcut.weight");
   if (has_shortcut) shortcut = conv(c, p + "conv_shortcut", x, cout, 1, 0, 0);
-  // conv2 with the residual fused into its epilogue: out = shortcut + conv2(n2).
-  return conv(c, p + "conv2", n2, cout, 1, 1, 1, 1, &shortcut);
+  // conv2 with the residual fused into its epilogue: out = shortcut + conv2(silu(norm2(h))).
+  return conv_normed(c, std::move(n2), cout, nullptr, &shortcut);
 }
 
 namespace {

@@ -85,6 +85,8 @@ Tuning Tuning::from_environment() {
   constexpr int64_t kMaxGroupValues = int64_t{1} << 31, kMaxTiles = 65535, kMaxThreads = 1024;
   t.gn_direct_max = positive("Z123_GN_DIRECT_MAX", t.gn_direct_max, kMaxGroupValues);
   t.gn_tiles = positive("Z123_GN_TILES", t.gn_tiles, kMaxTiles);
+  t.gn_table_direct_max = positive("Z123_GN_TABLE_DIRECT_MAX", t.gn_table_direct_max, kMaxGroupValues);
+  t.gn_table_tiles = positive("Z123_GN_TABLE_TILES", t.gn_table_tiles, kMaxTiles);
   t.gn_threads = static_cast<uint32_t>(positive("Z123_GN_THREADS", 0, kMaxThreads));
   t.gn_direct_threads = static_cast<uint32_t>(positive("Z123_GN_DIRECT_THREADS", 0, kMaxThreads));
   using GR = GnResident;

@@ -35,6 +35,17 @@ int64_t group_norm_resident_capacity(const vk::Device& device, DType dtype, int6
 void group_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& gamma, const Tensor& beta,
                 const Tensor& y, int groups, float eps, bool silu, GroupNormPath path = GroupNormPath::Auto);
 
+// group_norm's statistics alone, for a kernel that applies the norm while it reads x (the Winograd
+// input transform: kernels::WinogradNorm): table, fp32, starts with [B, 2, C] such that
+// group_norm's y (before SiLU) = x * table[b][0][c] + table[b][1][c]. The path is chosen as
+// group_norm's Auto chooses between Direct and Split (never Resident), by the table's own knobs
+// (Tuning::gn_table_direct_max, gn_table_tiles); the split path keeps its partial statistics past
+// the [B, 2, C], so `table` must hold group_norm_table_floats(x, groups) values.
+// Throws InvalidArgument on any shape / dtype error, or a table that is too small.
+int64_t group_norm_table_floats(const Kernels& kernels, const Tensor& x, int groups);
+void group_norm_table(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                      const Tensor& table, int groups, float eps);
+
 // y = (x - mean) / sqrt(var + eps) * gamma + beta over the last dimension.
 //
 // x: [..., C] (M = product of the leading dims rows); gamma, beta: [C]; y: x's shape. One dtype

@@ -47,18 +47,29 @@ bool winograd_chosen(const Kernels& kernels, DType dtype, int64_t cin, int64_t c
 std::string unet_conv3x3_route(const Kernels& kernels, DType dtype);
 
 // x [B, H, W, Cin] -> v [16 * rows, Cin] with rows >= the tiles (winograd_tiling); zeros past them.
-void winograd_input(Kernels& kernels, vk::Recording& rec, const Tensor& x, int upsample, const Tensor& v);
+// A group norm (and SiLU) in front of the conv, applied as the input transform reads x: table is
+// group_norm_table's output for x (fp32, [B, 2, C] first), so the norm's output never goes
+// through memory. The padding stays zero, as it was around the norm's output.
+struct WinogradNorm {
+  const Tensor* table = nullptr;
+  bool silu = false;
+};
+
+// norm: optional (nullptr: x as it is).
+void winograd_input(Kernels& kernels, vk::Recording& rec, const Tensor& x, int upsample, const Tensor& v,
+                    const WinogradNorm* norm = nullptr);
 // m [16 * rows, Cout] -> y [B, Ho, Wo, Cout] = the tiles' outputs + bias [Cout] + residual (y's
 // shape), either optional; rows = m.dim(0) / 16 >= the tiles of y.
 void winograd_output(Kernels& kernels, vk::Recording& rec, const Tensor& m, const Tensor* bias, const Tensor* residual,
                      const Tensor& y);
 
-// y = conv3x3(upsample(x), w, padding 1) + bias + residual, with the weight in Winograd form
+// y = conv3x3(upsample(norm(x)), w, padding 1) + bias + residual, with the weight in Winograd form
 // u [Cout, 16, Cin] (conv_weight_to_winograd) and two scratch tensors of the conv's dtype:
-// v [16 * rows, Cin] and m [16 * rows, Cout] (winograd_tiling). Throws InvalidArgument on shape or
-// dtype errors, Unsupported where !winograd_runs.
+// v [16 * rows, Cin] and m [16 * rows, Cout] (winograd_tiling); norm optional (winograd_input).
+// Throws InvalidArgument on shape or dtype errors, Unsupported where !winograd_runs.
 void conv2d_winograd(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& u, const Tensor* bias,
-                     const Tensor& y, int upsample, const Tensor* residual, const Tensor& v, const Tensor& m);
+                     const Tensor& y, int upsample, const Tensor* residual, const Tensor& v, const Tensor& m,
+                     const WinogradNorm* norm = nullptr);
 
 // Host-side transform of a checkpoint 3x3 conv weight [Cout, Cin, 3, 3] (float32 values) to the
 // Winograd form [Cout, 16, Cin]: U = G g Gᵀ per (output, input) channel pair, in double

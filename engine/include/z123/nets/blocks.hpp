@@ -8,6 +8,7 @@
 
 #include "z123/kernels/attention.hpp"
 #include "z123/kernels/kernels.hpp"
+#include "z123/kernels/winograd.hpp"
 #include "z123/nets/weights.hpp"
 #include "z123/workspace.hpp"
 
@@ -21,7 +22,8 @@ struct NetContext {
 };
 
 // ResnetBlock2D (spec §8.1, §9.3): h = conv1(silu(norm1(x))) [+ time_emb_proj(silu_emb)],
-// h = conv2(silu(norm2(h))), out = (conv_shortcut(x) or x) + h.
+// h = conv2(silu(norm2(h))), out = (conv_shortcut(x) or x) + h. Each norm is applied inside its
+// conv's input transform where the conv runs by Winograd (normalize_for_conv).
 // conv1_bias: [cout], the bias conv1 adds instead of the checkpoint's conv1.bias, or nullptr. The
 // UNet passes conv1.bias + time_emb_proj(silu_emb) (UNet::record_time): the time injection is a
 // per-channel constant when every batch row shares the timestep, so it rides in conv1's epilogue
@@ -74,8 +76,25 @@ Tensor attention_block(NetContext& c, const AttentionLayers& layers, Tensor norm
 Tensor vae_attention(NetContext& c, const std::string& prefix, const Tensor& x, int groups, float eps);
 
 // Conv2d by checkpoint prefix ("<prefix>.weight", optional "<prefix>.bias") into a new tensor;
-// bias, where given, replaces the checkpoint's.
+// bias, where given, replaces the checkpoint's. norm: a group norm applied as the input transform
+// reads x, only for a weight in Winograd form (conv_normed passes it).
 Tensor conv(NetContext& c, const std::string& prefix, const Tensor& x, int64_t cout, int stride, int pad_tl, int pad_br,
-            int upsample = 1, const Tensor* residual = nullptr, const Tensor* bias = nullptr);
+            int upsample = 1, const Tensor* residual = nullptr, const Tensor* bias = nullptr,
+            const kernels::WinogradNorm* norm = nullptr);
+
+// The input of a 3x3 conv (stride 1, padding 1) after silu(GroupNorm(x)), the norm by checkpoint
+// prefix: where the conv's weight is in Winograd form, x itself and only the norm's statistics
+// (kernels::group_norm_table), which its input transform applies as it reads x, so the norm's
+// output never goes through memory; elsewhere the norm's output, written. Holds x only where the
+// conv reads it, so a caller that drops its own handle frees x's slot on the other route.
+struct NormedInput {
+  std::string conv_prefix;
+  Tensor x, table; // table empty: x is the norm's output
+};
+NormedInput normalize_for_conv(NetContext& c, const std::string& norm_prefix, const std::string& conv_prefix,
+                               const Tensor& x, int groups, float eps);
+// The conv of normalize_for_conv's input.
+Tensor conv_normed(NetContext& c, NormedInput in, int64_t cout, const Tensor* bias = nullptr,
+                   const Tensor* residual = nullptr);
 
 } // namespace z123::nets
