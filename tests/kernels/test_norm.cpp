@@ -41,6 +41,30 @@ protected:
     kernels_ = std::make_unique<kernels::Kernels>(device());
   }
 
+  // A group norm's random inputs: x of `shape` (rank 3 or 4, NHWC) uniform in [center - spread,
+  // center + spread], gamma in [0.5, 1.5], beta in [-0.5, 0.5], as stored, on the host and device.
+  struct GroupNormInputs {
+    int64_t B, HW, C;
+    std::vector<float> xv, gv, bv;
+    Tensor x, gamma, beta;
+  };
+  GroupNormInputs group_norm_inputs(const std::vector<int64_t>& shape, uint64_t seed, float center, float spread) {
+    const DType dt = GetParam();
+    GroupNormInputs in;
+    in.B = shape.front();
+    in.C = shape.back();
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    in.HW = n / (in.B * in.C);
+    in.xv = test::as_stored(test::random_uniform(n, seed, center - spread, center + spread), dt);
+    in.gv = test::as_stored(test::random_uniform(in.C, seed + 1, 0.5f, 1.5f), dt);
+    in.bv = test::as_stored(test::random_uniform(in.C, seed + 2, -0.5f, 0.5f), dt);
+    in.x = ref::upload_tensor(device(), dt, shape, in.xv, "x");
+    in.gamma = ref::upload_tensor(device(), dt, {in.C}, in.gv, "gamma");
+    in.beta = ref::upload_tensor(device(), dt, {in.C}, in.bv, "beta");
+    return in;
+  }
+
   // GroupNorm of x = shape (rank 3 or 4, NHWC), values uniform in [center - spread, center + spread].
   // Returns the number of dispatches recorded (1: direct or resident, 2: split).
   size_t check_group_norm(const std::vector<int64_t>& shape, int groups, bool silu, GroupNormPath path,
@@ -49,25 +73,16 @@ protected:
     const uint64_t seed = test::test_seed();
     SCOPED_TRACE("seed " + std::to_string(seed) + " (Z123_TEST_SEED), shape " + shape_string(shape) + ", groups " +
                  std::to_string(groups) + ", path " + std::to_string(static_cast<int>(path)));
-    const int64_t B = shape.front(), C = shape.back();
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    const int64_t HW = n / (B * C);
-    auto xv = test::as_stored(test::random_uniform(n, seed, center - spread, center + spread), dt);
-    auto gv = test::as_stored(test::random_uniform(C, seed + 1, 0.5f, 1.5f), dt);
-    auto bv = test::as_stored(test::random_uniform(C, seed + 2, -0.5f, 0.5f), dt);
-    Tensor x = ref::upload_tensor(device(), dt, shape, xv, "x");
-    Tensor gamma = ref::upload_tensor(device(), dt, {C}, gv, "gamma");
-    Tensor beta = ref::upload_tensor(device(), dt, {C}, bv, "beta");
+    const GroupNormInputs in = group_norm_inputs(shape, seed, center, spread);
     Tensor y = make_tensor(device(), dt, shape, "y");
     test::poison(device(), y);
 
     vk::Recording rec(device());
-    kernels::group_norm(*kernels_, rec, x, gamma, beta, y, groups, static_cast<float>(eps), silu, path);
+    kernels::group_norm(*kernels_, rec, in.x, in.gamma, in.beta, y, groups, static_cast<float>(eps), silu, path);
     device().run(rec);
     last_labels_ = rec.dispatch_labels();
 
-    auto want = ref::group_norm(xv, gv, bv, B, HW, C, groups, eps, silu);
+    auto want = ref::group_norm(in.xv, in.gv, in.bv, in.B, in.HW, in.C, groups, eps, silu);
     if (tol.atol < 0) tol = norm_tolerance(dt);
     EXPECT_TRUE(test::all_close(download(device(), y), want, tol.atol, tol.rtol));
     return rec.dispatch_count();
@@ -264,39 +279,31 @@ protected:
   // Returns the number of dispatches (1: direct, 2: split).
   size_t check_table(const std::vector<int64_t>& shape, int groups, bool split, float center = 0.0f,
                      float spread = 2.0f) {
-    const DType dt = GetParam();
     const uint64_t seed = test::test_seed();
     SCOPED_TRACE("seed " + std::to_string(seed) + " (Z123_TEST_SEED), shape " + shape_string(shape) + ", groups " +
                  std::to_string(groups) + (split ? ", split" : ", direct"));
     Tuning tuning = kernels_->tuning();
     tuning.gn_table_direct_max = split ? 1 : int64_t(1) << 40;
     kernels::Kernels k(device(), tuning);
-    const int64_t B = shape.front(), C = shape.back();
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    const int64_t HW = n / (B * C);
-    auto xv = test::as_stored(test::random_uniform(n, seed, center - spread, center + spread), dt);
-    auto gv = test::as_stored(test::random_uniform(C, seed + 1, 0.5f, 1.5f), dt);
-    auto bv = test::as_stored(test::random_uniform(C, seed + 2, -0.5f, 0.5f), dt);
-    Tensor x = ref::upload_tensor(device(), dt, shape, xv, "x");
-    Tensor gamma = ref::upload_tensor(device(), dt, {C}, gv, "gamma");
-    Tensor beta = ref::upload_tensor(device(), dt, {C}, bv, "beta");
-    const int64_t floats = kernels::group_norm_table_floats(k, x, groups);
+    const GroupNormInputs in = group_norm_inputs(shape, seed, center, spread);
+    const int64_t B = in.B, HW = in.HW, C = in.C;
+    const std::vector<float>& xv = in.xv;
+    const int64_t floats = kernels::group_norm_table_floats(k, in.x, groups);
     EXPECT_EQ(floats > 2 * B * C, split) << "the split path keeps its partials past the table";
     Tensor table = make_tensor(device(), DType::F32, {floats}, "table");
     test::poison(device(), table);
     vk::Recording rec(device());
-    kernels::group_norm_table(k, rec, x, gamma, beta, table, groups, 1e-6f);
+    kernels::group_norm_table(k, rec, in.x, in.gamma, in.beta, table, groups, 1e-6f);
     device().run(rec);
     const std::vector<float> tab = download(device(), table);
-    std::vector<float> got(static_cast<size_t>(n));
+    std::vector<float> got(xv.size());
     for (int64_t b = 0; b < B; ++b)
       for (int64_t r = 0; r < HW; ++r)
         for (int64_t c = 0; c < C; ++c) {
           const size_t i = static_cast<size_t>((b * HW + r) * C + c);
           got[i] = static_cast<float>(double(xv[i]) * tab[size_t((2 * b) * C + c)] + tab[size_t((2 * b + 1) * C + c)]);
         }
-    auto want = ref::group_norm(xv, gv, bv, B, HW, C, groups, 1e-6, false);
+    auto want = ref::group_norm(xv, in.gv, in.bv, B, HW, C, groups, 1e-6, false);
     // A centre of 100: the fp32 mean carries a few ulp(100) = 7.6e-6 (more where the split path
     // merges its partials), which rstd * gamma (up to 1.5 / 0.58 = 2.6) carries into every output:
     // up to ~1.5e-4 (1.15e-4 seen on lavapipe).
