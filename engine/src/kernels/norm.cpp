@@ -155,20 +155,26 @@ struct GroupNormDims {
   int64_t B, HW, C, G, cpg;
 };
 
-// The checks group_norm and group_norm_table share (x, groups, gamma and beta).
-GroupNormDims check_group_norm(const char* op, const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups) {
+// x's rank and the groups checked, and its dimensions.
+GroupNormDims group_norm_dims(const char* op, const Tensor& x, int groups) {
   if (x.shape.size() != 3 && x.shape.size() != 4)
     throw invalid_argument(std::string(op) + ": x must be [B, HW, C] or [B, H, W, C], found " + x.describe());
   const int64_t B = x.dim(0), C = x.dim(-1), HW = x.numel() / (B * C);
   if (groups <= 0 || C % groups != 0)
     throw invalid_argument(std::string(op) + ": " + std::to_string(groups) + " groups do not divide the " +
                            std::to_string(C) + " channels of " + x.describe());
-  check_param(op, "gamma", gamma, x, C);
-  check_param(op, "beta", beta, x, C);
-  expect_indexable(op, x);
-  if (B > static_cast<int64_t>(kMaxGridDim) || groups > static_cast<int64_t>(kMaxGridDim))
-    throw invalid_argument(std::string(op) + ": batch or group count over 65535 in " + x.describe());
   return {B, HW, C, groups, C / groups};
+}
+
+// The checks group_norm and group_norm_table share (x, groups, gamma and beta).
+GroupNormDims check_group_norm(const char* op, const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups) {
+  const GroupNormDims d = group_norm_dims(op, x, groups);
+  check_param(op, "gamma", gamma, x, d.C);
+  check_param(op, "beta", beta, x, d.C);
+  expect_indexable(op, x);
+  if (d.B > static_cast<int64_t>(kMaxGridDim) || d.G > static_cast<int64_t>(kMaxGridDim))
+    throw invalid_argument(std::string(op) + ": batch or group count over 65535 in " + x.describe());
+  return d;
 }
 
 GroupNormPush push_for(const GroupNormDims& d, float eps, bool silu) {
@@ -187,6 +193,11 @@ GroupNormPush push_for(const GroupNormDims& d, float eps, bool silu) {
 bool table_split(const Kernels& kernels, const GroupNormDims& d, DType dtype, SplitPlan& plan) {
   return d.HW * d.cpg > kernels.tuning().gn_table_direct_max &&
          plan_split(kernels, d.B, d.HW, d.C, d.G, dtype, plan, true);
+}
+
+// The table's values, and the split path's partials past them.
+int64_t table_floats(const GroupNormDims& d, bool split, const SplitPlan& plan) {
+  return 2 * d.B * d.C + (split ? 2 * d.B * int64_t(plan.ntiles) * d.G : 0);
 }
 
 } // namespace
@@ -254,23 +265,22 @@ void group_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Ten
 }
 
 int64_t group_norm_table_floats(const Kernels& kernels, const Tensor& x, int groups) {
-  if (x.shape.size() != 3 && x.shape.size() != 4)
-    throw invalid_argument("group_norm_table: x must be [B, HW, C] or [B, H, W, C], found " + x.describe());
-  const int64_t B = x.dim(0), C = x.dim(-1), HW = x.numel() / (B * C);
-  if (groups <= 0 || C % groups != 0)
-    throw invalid_argument("group_norm_table: " + std::to_string(groups) + " groups do not divide " + x.describe());
-  const GroupNormDims d{B, HW, C, groups, C / groups};
+  const GroupNormDims d = group_norm_dims("group_norm_table", x, groups);
   SplitPlan plan;
-  return 2 * B * C + (table_split(kernels, d, x.dtype, plan) ? 2 * B * int64_t(plan.ntiles) * groups : 0);
+  const bool split = table_split(kernels, d, x.dtype, plan);
+  return table_floats(d, split, plan);
 }
 
 void group_norm_table(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& gamma, const Tensor& beta,
                       const Tensor& table, int groups, float eps) {
   const char* op = "group_norm_table";
   const GroupNormDims d = check_group_norm(op, x, gamma, beta, groups);
-  if (table.dtype != DType::F32 || table.numel() < group_norm_table_floats(kernels, x, groups))
+  SplitPlan plan;
+  const bool split = table_split(kernels, d, x.dtype, plan);
+  const int64_t floats = table_floats(d, split, plan);
+  if (table.dtype != DType::F32 || table.numel() < floats)
     throw invalid_argument(std::string(op) + ": table " + table.describe() + " must be f32 with at least " +
-                           std::to_string(group_norm_table_floats(kernels, x, groups)) + " values");
+                           std::to_string(floats) + " values");
   expect_no_alias(op, table, x);
   GroupNormPush p = push_for(d, eps, false);
   // Binding 3 is the table, 4 the split path's partials past it: one buffer.
@@ -278,8 +288,7 @@ void group_norm_table(Kernels& kernels, vk::Recording& rec, const Tensor& x, con
                                              vk::out(table.buf()), vk::out(table.buf())};
   const uint32_t push_bytes = sizeof p;
   using S = GroupNormTableStage;
-  SplitPlan plan;
-  if (!table_split(kernels, d, x.dtype, plan)) {
+  if (!split) {
     auto& pipe = kernels.pipeline(group_norm_table_variant(S::Direct, d.cpg % 4 == 0, x.dtype), 5, push_bytes,
                                   {direct_threads(kernels)});
     rec.dispatch(pipe, bindings, &p, push_bytes, static_cast<uint32_t>(d.G), static_cast<uint32_t>(d.B));

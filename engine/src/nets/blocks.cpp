@@ -15,11 +15,19 @@ namespace z123::nets {
 
 using namespace z123::kernels;
 
+namespace {
+
+// A conv weight stored in Winograd form [Cout, 16, Cin] (Weights; nets::UNet chose it) rather
+// than [Cout, KH, KW, Cin].
+bool winograd_form(const Tensor& weight) { return weight.shape.size() == 3; }
+
+} // namespace
+
 Tensor conv(NetContext& c, const std::string& prefix, const Tensor& x, int64_t cout, int stride, int pad_tl, int pad_br,
             int upsample, const Tensor* residual, const Tensor* bias, const WinogradNorm* norm) {
   const Tensor& w = c.w.at(prefix + ".weight");
   const Tensor* b = bias ? bias : c.w.find(prefix + ".bias");
-  if (w.shape.size() == 3) { // Winograd form [Cout, 16, Cin] (Weights; nets::UNet chose it)
+  if (winograd_form(w)) {
     if (stride != 1 || pad_tl != 1 || pad_br != 1 || w.dim(0) != cout)
       throw internal_error(prefix + ": a Winograd-form weight on a conv other than 3x3, stride 1, padding 1");
     const WinogradTiling t = winograd_tiling(c.k, x, upsample, cout);
@@ -46,7 +54,7 @@ NormedInput normalize_for_conv(NetContext& c, const std::string& norm_prefix, co
   const Tensor& gamma = c.w.at(norm_prefix + ".weight");
   const Tensor& beta = c.w.at(norm_prefix + ".bias");
   NormedInput in{conv_prefix, {}, {}};
-  if (c.w.at(conv_prefix + ".weight").shape.size() == 3) { // Winograd form (conv)
+  if (winograd_form(c.w.at(conv_prefix + ".weight"))) {
     in.x = x;
     in.table = c.ws.acquire(DType::F32, {group_norm_table_floats(c.k, x, groups)}, norm_prefix + " statistics");
     group_norm_table(c.k, c.rec, x, gamma, beta, in.table, groups, eps);
@@ -58,9 +66,8 @@ NormedInput normalize_for_conv(NetContext& c, const std::string& norm_prefix, co
 }
 
 Tensor conv_normed(NetContext& c, NormedInput in, int64_t cout, const Tensor* bias, const Tensor* residual) {
-  if (!in.table.buffer) return conv(c, in.conv_prefix, in.x, cout, 1, 1, 1, 1, residual, bias);
   const WinogradNorm norm{&in.table, true};
-  return conv(c, in.conv_prefix, in.x, cout, 1, 1, 1, 1, residual, bias, &norm);
+  return conv(c, in.conv_prefix, in.x, cout, 1, 1, 1, 1, residual, bias, in.table.buffer ? &norm : nullptr);
 }
 
 Tensor resnet_block(NetContext& c, const std::string& prefix, const Tensor& x, int64_t cout, int groups, float eps,
