@@ -3,18 +3,20 @@
 //
 // Times each kernel family at the shapes the engine runs (spec §14), the way the engine runs
 // them: fp16 tensors in device-local memory, the path kernels::Kernels picks (or the one
-// Z123_KERNEL_PATH names), inputs rotated over enough copies that they do not sit in the GPU's L2
-// cache between repetitions (each UNet layer reads its own weights), the GPU brought up to its
-// clocks by at least 0.5 s of the same work first (kWarmWallMs), then N repetitions back to back
-// in one submission, each between two timestamps; three submissions, timed again where they
-// disagree (a clock still climbing). Each repetition follows a large GEMM on buffers of its own (the
-// level-0 feed-forward, behind a barrier and outside the timed interval), as every kernel inside
-// the engine follows another. Timed after a copy of itself instead (--isolated, the earlier
-// method), three rows (L0 ff2, the level-1 and the reference pass's attention) came out 9-13%
-// faster than the engine's profile on an H200 and 16-18% on an H100; after the GEMM they agree
-// within 1%. Rotating the attention operands out of the L2 cache (--rotate-attention) changed
-// nothing, so it is what the preceding kernel leaves behind that matters, not where this
-// kernel's inputs sit (bench/NOTES.md, session 11). Prints min / median / max per repetition, TFLOP/s or GB/s, and
+// Z123_KERNEL_PATH names), the UNet's 3x3 convs outside its innermost level by Winograd where
+// winograd_chosen (each as a whole conv and as its grouped GEMM alone), inputs rotated over
+// enough copies that they do not sit in the GPU's L2 cache between repetitions (each UNet layer
+// reads its own weights), the GPU brought up to its clocks by at least 0.5 s of the same work
+// first (kWarmWallMs), then N repetitions back to back in one submission, each between two
+// timestamps; three submissions, timed again where they disagree (a clock still climbing). Each
+// repetition follows a large GEMM on buffers of its own (the level-0 feed-forward, behind a
+// barrier and outside the timed interval), as every kernel inside the engine follows another.
+// Timed after a copy of itself instead (--isolated, the earlier method), three rows (L0 ff2, the
+// level-1 and the reference pass's attention) came out 9-13% faster than the engine's profile on
+// an H200 and 16-18% on an H100; after the GEMM they agree within 1%. Rotating the attention
+// operands out of the L2 cache (--rotate-attention) changed nothing, so it is what the preceding
+// kernel leaves behind that matters, not where this kernel's inputs sit (bench/NOTES.md, session
+// 11). Prints min / median / max per repetition, TFLOP/s or GB/s, and
 // the ceilings measured in the same run: a large vkCmdCopyBuffer and, given --ceilings,
 // PyTorch's from bench/torch_ceilings.py.
 //
@@ -51,6 +53,7 @@
 #include "z123/kernels/conv2d.hpp"
 #include "z123/kernels/linear.hpp"
 #include "z123/kernels/norm.hpp"
+#include "z123/kernels/winograd.hpp"
 #include "z123/nets/blocks.hpp"
 #include "z123/vk/device.hpp"
 #include "z123/workspace.hpp"
@@ -233,7 +236,7 @@ Tensor random_tensor(vk::Device& dev, DType dt, std::vector<int64_t> shape, cons
 int main(int argc, char** argv) {
   std::string ceilings_path, profile_path, device_sel, md_path;
   int reps = 20;
-  bool after_gemm = true, rotate_attention = false, winograd_probe = false;
+  bool after_gemm = true, rotate_attention = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--ceilings" && i + 1 < argc)
@@ -250,11 +253,9 @@ int main(int argc, char** argv) {
       after_gemm = false;
     else if (a == "--rotate-attention")
       rotate_attention = true;
-    else if (a == "--winograd-probe")
-      winograd_probe = true;
     else {
       std::printf("usage: zero123pp-bench-kernels [--ceilings torch.json] [--profile PROFILE.txt] [--reps N] "
-                  "[--device SEL] [--markdown F] [--isolated] [--rotate-attention] [--winograd-probe]\n");
+                  "[--device SEL] [--markdown F] [--isolated] [--rotate-attention]\n");
       return a == "--help" ? 0 : 2;
     }
   }
@@ -329,54 +330,6 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
     };
 
-    // --winograd-probe (an experiment, bench/NOTES.md session 22): the parts of a Winograd F(2x2, 3x3)
-    // convolution timed at the UNet's 3x3 conv shapes beside the implicit-GEMM conv: the 16 products
-    // as one GEMM of 16 x T rows (T = 2x2 output tiles, padded to 256), and copies of the
-    // transformed input (V) and of the products (M) as the transforms' memory traffic.
-    if (winograd_probe) {
-      struct Wp {
-        const char* name;
-        int64_t b, h, w, cin, cout;
-      };
-      auto copy_ms = [&](uint64_t bytes) {
-        vk::Buffer a = dev.allocator().create_buffer(bytes, vk::MemoryUsage::DeviceLocal, "probe a");
-        vk::Buffer c = dev.allocator().create_buffer(bytes, vk::MemoryUsage::DeviceLocal, "probe b");
-        Stats st = timer.run([&](vk::Recording& r, int) { r.copy(a, c, bytes); });
-        return st.median;
-      };
-      for (Wp s : {Wp{"L0 320>320", 2, 120, 80, 320, 320}, Wp{"L0 640>320", 2, 120, 80, 640, 320},
-                   Wp{"L0 960>320", 2, 120, 80, 960, 320}, Wp{"L1 640>640", 2, 60, 40, 640, 640},
-                   Wp{"L1 1280>640", 2, 60, 40, 1280, 640}, Wp{"L1 1920>640", 2, 60, 40, 1920, 640},
-                   Wp{"L2 1280>1280", 2, 30, 20, 1280, 1280}, Wp{"ref L0 320>320", 2, 64, 64, 320, 320},
-                   Wp{"ref L1 640>640", 2, 32, 32, 640, 640}}) {
-        Tensor x = random_tensor(dev, dt, {s.b, s.h, s.w, s.cin}, "x", 1.0f);
-        Tensor w9 = random_tensor(dev, dt, {s.cout, 3, 3, s.cin}, "w", 0.02f);
-        Tensor bias = random_tensor(dev, dt, {s.cout}, "bias", 0.1f);
-        Tensor res = random_tensor(dev, dt, {s.b, s.h, s.w, s.cout}, "res", 1.0f);
-        Tensor y = make_tensor(dev, dt, {s.b, s.h, s.w, s.cout}, "y");
-        Stats direct =
-            timer.run([&](vk::Recording& r, int) { conv2d(k, r, x, w9, &bias, y, conv_pad(1), Epilogue::None, &res); });
-        const int64_t tiles = s.b * ((s.h + 1) / 2) * ((s.w + 1) / 2), tpad = (tiles + 255) / 256 * 256;
-        Tensor v = random_tensor(dev, dt, {16 * tpad, s.cin}, "V", 1.0f);
-        Tensor u = random_tensor(dev, dt, {s.cout, s.cin}, "U", 0.02f);
-        Tensor m = make_tensor(dev, dt, {16 * tpad, s.cout}, "M");
-        Stats gemm = timer.run([&](vk::Recording& r, int) { linear(k, r, v, u, nullptr, m); });
-        double in_ms = copy_ms(v.bytes()), out_ms = copy_ms(m.bytes());
-        // Transform traffic: read x, write V (input); read M, residual, write y (output).
-        double in_est = in_ms * (x.bytes() + v.bytes()) / (2.0 * v.bytes());
-        double out_est = out_ms * (m.bytes() + res.bytes() + y.bytes()) / (2.0 * m.bytes());
-        std::printf(
-            "winograd probe %-14s direct %.3f ms (%.0f TF) | gemm %lldx%lldx%lld %.3f ms (%.0f TF) + input ~%.3f + "
-            "output ~%.3f = %.3f ms (%.2fx)\n",
-            s.name, direct.median, 2.0 * s.b * s.h * s.w * s.cout * s.cin * 9 / direct.median / 1e9,
-            static_cast<long long>(16 * tpad), static_cast<long long>(s.cout), static_cast<long long>(s.cin),
-            gemm.median, 2.0 * 16 * tpad * s.cout * s.cin / gemm.median / 1e9, in_est, out_est,
-            gemm.median + in_est + out_est, (gemm.median + in_est + out_est) / direct.median);
-        for (const auto& l : gemm.labels) std::printf("    dispatch: %s\n", l.c_str());
-        std::fflush(stdout);
-      }
-      return 0;
-    }
     // Copy bandwidth ceiling (bytes read + written), the device's own copy engine path.
     {
       const uint64_t bytes = 1ull << 30;
@@ -424,17 +377,15 @@ int main(int argc, char** argv) {
           n_copies);
       row("matmul", s.name, st, 2.0 * s.m * s.n * s.kk, true); // the dispatch line shows the GEGLU epilogue
     }
-    // Convolutions as implicit GEMM (3x3, pad 1) at the UNet's and the VAE decoder's shapes, with
-    // the resnets' epilogues (conv1: bias; conv2: bias and the shortcut as residual).
+    // Convolutions as implicit GEMM (3x3, pad 1) where the engine still runs them: the UNet's
+    // innermost level (split K) and the VAE decoder, with the resnets' epilogues (conv1: bias;
+    // conv2: bias and the shortcut as residual).
     struct Cv {
       const char* name;
       int64_t b, h, w, cin, cout;
       bool res;
     };
-    for (Cv s : {Cv{"conv L0 3x3 19200x320x2880", 2, 120, 80, 320, 320, true},
-                 Cv{"conv L0 3x3 19200x320x5760", 2, 120, 80, 640, 320, false},
-                 Cv{"conv L1 3x3 4800x640x5760", 2, 60, 40, 640, 640, true},
-                 Cv{"conv L2 3x3 1200x1280x11520", 2, 30, 20, 1280, 1280, true},
+    for (Cv s : {Cv{"conv L3 3x3 300x1280x11520", 2, 15, 10, 1280, 1280, true},
                  Cv{"vae conv 614400x128x1152", 1, 960, 640, 128, 128, false}}) {
       const int n_copies = copies_for(2.0 * (s.b * s.h * s.w * s.cin + 9 * s.cin * s.cout));
       std::vector<Tensor> xs, ws;
@@ -451,6 +402,66 @@ int main(int argc, char** argv) {
           },
           n_copies);
       row("matmul", s.name, st, 2.0 * s.b * s.h * s.w * s.cout * s.cin * 9, true);
+    }
+    // The UNet's 3x3 convs outside its innermost level, as the engine runs them where
+    // winograd_chosen (nets::conv_normed): the input transform applying the group norm + SiLU
+    // (its statistics table computed once, outside the timed body), the 16 products as one
+    // grouped GEMM, the output transform with bias (and the shortcut as residual). Two rows each:
+    // the whole conv at the direct conv's multiply count (what it replaces), and the grouped GEMM
+    // alone at its own. Main pass at batch 2 (levels 0-2, the up path's concatenated inputs, the
+    // upsamplers' convs reading through nearest upsampling) and the reference pass's level 0.
+    struct Wg {
+      const char* name;
+      int64_t b, h, w, cin, cout;
+      int up;
+      bool res, norm; // the shortcut as residual (conv2); the group norm + SiLU before (not the upsamplers')
+    };
+    for (Wg s : {Wg{"L0 2x120x80 320>320 +res", 2, 120, 80, 320, 320, 1, true, true},
+                 Wg{"L0 2x120x80 960>320", 2, 120, 80, 960, 320, 1, false, true},
+                 Wg{"L0 2x120x80 640>320", 2, 120, 80, 640, 320, 1, false, true},
+                 Wg{"L1 2x60x40 640>640 +res", 2, 60, 40, 640, 640, 1, true, true},
+                 Wg{"L1 upsampler 2x60x40 640>640 up 2", 2, 60, 40, 640, 640, 2, false, false},
+                 Wg{"L2 2x30x20 1280>1280 +res", 2, 30, 20, 1280, 1280, 1, true, true},
+                 Wg{"L2 upsampler 2x30x20 1280>1280 up 2", 2, 30, 20, 1280, 1280, 2, false, false},
+                 Wg{"ref L0 2x64x64 320>320 +res", 2, 64, 64, 320, 320, 1, true, true}}) {
+      if (!winograd_chosen(k, dt, s.cin, s.cout)) {
+        std::printf("| conv (Winograd) | %s | not the route here (winograd_chosen) |\n", s.name);
+        continue;
+      }
+      const int64_t ho = s.h * s.up, wo = s.w * s.up;
+      const int n_copies = copies_for(2.0 * (s.b * s.h * s.w * s.cin + 16 * s.cin * s.cout));
+      std::vector<Tensor> xs, us;
+      for (int c = 0; c < n_copies; ++c) {
+        xs.push_back(random_tensor(dev, dt, {s.b, s.h, s.w, s.cin}, "x", 1.0f));
+        us.push_back(random_tensor(dev, dt, {s.cout, kWinogradProducts, s.cin}, "u", 0.02f));
+      }
+      Tensor bias = random_tensor(dev, dt, {s.cout}, "bias", 0.1f);
+      Tensor res = random_tensor(dev, dt, {s.b, ho, wo, s.cout}, "res", 1.0f);
+      Tensor y = make_tensor(dev, dt, {s.b, ho, wo, s.cout}, "y");
+      const WinogradTiling t = winograd_tiling(k, xs[0], s.up, s.cout);
+      Tensor v = make_tensor(dev, dt, {kWinogradProducts * t.rows, s.cin}, "V");
+      Tensor m = make_tensor(dev, dt, {kWinogradProducts * t.rows, s.cout}, "M");
+      // The norm's statistics, as the engine's group_norm_table leaves them before the conv.
+      Tensor gamma = random_tensor(dev, DType::F16, {s.cin}, "gamma", 1.0f);
+      Tensor beta = random_tensor(dev, DType::F16, {s.cin}, "beta", 0.5f);
+      Tensor table = make_tensor(dev, DType::F32, {group_norm_table_floats(k, xs[0], 32)}, "table");
+      {
+        vk::Recording r(dev);
+        group_norm_table(k, r, xs[0], gamma, beta, table, 32, 1e-5f);
+        dev.run(r);
+      }
+      const WinogradNorm norm{&table, true};
+      Stats whole = timer.run(
+          [&](vk::Recording& r, int c) {
+            conv2d_winograd(k, r, xs[c], us[c], &bias, y, s.up, s.res ? &res : nullptr, v, m, s.norm ? &norm : nullptr);
+          },
+          n_copies);
+      row("conv (Winograd)", s.name, whole, 2.0 * s.b * ho * wo * s.cout * s.cin * 9, true);
+      Stats gemm = timer.run([&](vk::Recording& r, int c) { linear_grouped(k, r, v, us[c], m); }, n_copies);
+      char gname[96];
+      std::snprintf(gname, sizeof gname, "%s: grouped GEMM 16x%lldx%lldx%lld", s.name, static_cast<long long>(t.rows),
+                    static_cast<long long>(s.cout), static_cast<long long>(s.cin));
+      row("matmul (Winograd)", gname, gemm, 2.0 * kWinogradProducts * t.rows * s.cout * s.cin, true);
     }
     // Attention (reference attention: the extra keys come from a second source).
     struct At {
