@@ -54,6 +54,7 @@
 #include "z123/kernels/linear.hpp"
 #include "z123/kernels/norm.hpp"
 #include "z123/kernels/winograd.hpp"
+#include "z123/model/configs.hpp"
 #include "z123/nets/blocks.hpp"
 #include "z123/vk/device.hpp"
 #include "z123/workspace.hpp"
@@ -231,6 +232,14 @@ Tensor random_tensor(vk::Device& dev, DType dt, std::vector<int64_t> shape, cons
   return t;
 }
 
+// `n` random tensors of one shape: the rotated operand copies of a row (copies_for).
+std::vector<Tensor> random_copies(vk::Device& dev, int n, DType dt, const std::vector<int64_t>& shape,
+                                  const std::string& name, float scale) {
+  std::vector<Tensor> out;
+  for (int c = 0; c < n; ++c) out.push_back(random_tensor(dev, dt, shape, name, scale));
+  return out;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -269,6 +278,7 @@ int main(int argc, char** argv) {
     Kernels k(dev);
     Timer timer{dev, reps, {}};
     const DType dt = DType::F16;
+    const UNetConfig unet; // the group norms' groups and eps (v1.2's values are the defaults)
     // Unless --isolated: the level-0 feed-forward GEMM (19200 x 2560 x 320) on buffers of its own
     // before each repetition (Timer::context).
     Tensor heat_x, heat_w, heat_y;
@@ -360,11 +370,8 @@ int main(int argc, char** argv) {
                  Mm{"L2 ff2 1200x1280x5120", 1200, 1280, 5120, true, true, false}}) {
       const bool geglu = s.geglu && linear_geglu_fuses(k, dt, s.n);
       const int n_copies = copies_for(2.0 * (s.m * s.kk + s.n * s.kk));
-      std::vector<Tensor> xs, ws;
-      for (int c = 0; c < n_copies; ++c) {
-        xs.push_back(random_tensor(dev, dt, {s.m, s.kk}, "x", 1.0f));
-        ws.push_back(random_tensor(dev, dt, {s.n, s.kk}, "w", 0.05f));
-      }
+      const std::vector<Tensor> xs = random_copies(dev, n_copies, dt, {s.m, s.kk}, "x", 1.0f);
+      const std::vector<Tensor> ws = random_copies(dev, n_copies, dt, {s.n, s.kk}, "w", 0.05f);
       Tensor bias = random_tensor(dev, dt, {s.n}, "bias", 0.1f), res = random_tensor(dev, dt, {s.m, s.n}, "res", 1.0f);
       Tensor y = make_tensor(dev, dt, {s.m, geglu ? s.n / 2 : s.n}, "y");
       Stats st = timer.run(
@@ -388,11 +395,8 @@ int main(int argc, char** argv) {
     for (Cv s : {Cv{"conv L3 3x3 300x1280x11520", 2, 15, 10, 1280, 1280, true},
                  Cv{"vae conv 614400x128x1152", 1, 960, 640, 128, 128, false}}) {
       const int n_copies = copies_for(2.0 * (s.b * s.h * s.w * s.cin + 9 * s.cin * s.cout));
-      std::vector<Tensor> xs, ws;
-      for (int c = 0; c < n_copies; ++c) {
-        xs.push_back(random_tensor(dev, dt, {s.b, s.h, s.w, s.cin}, "x", 1.0f));
-        ws.push_back(random_tensor(dev, dt, {s.cout, 3, 3, s.cin}, "w", 0.02f));
-      }
+      const std::vector<Tensor> xs = random_copies(dev, n_copies, dt, {s.b, s.h, s.w, s.cin}, "x", 1.0f);
+      const std::vector<Tensor> ws = random_copies(dev, n_copies, dt, {s.cout, 3, 3, s.cin}, "w", 0.02f);
       Tensor bias = random_tensor(dev, dt, {s.cout}, "bias", 0.1f);
       Tensor res = random_tensor(dev, dt, {s.b, s.h, s.w, s.cout}, "res", 1.0f);
       Tensor y = make_tensor(dev, dt, {s.b, s.h, s.w, s.cout}, "y");
@@ -429,12 +433,9 @@ int main(int argc, char** argv) {
         continue;
       }
       const int64_t ho = s.h * s.up, wo = s.w * s.up;
-      const int n_copies = copies_for(2.0 * (s.b * s.h * s.w * s.cin + 16 * s.cin * s.cout));
-      std::vector<Tensor> xs, us;
-      for (int c = 0; c < n_copies; ++c) {
-        xs.push_back(random_tensor(dev, dt, {s.b, s.h, s.w, s.cin}, "x", 1.0f));
-        us.push_back(random_tensor(dev, dt, {s.cout, kWinogradProducts, s.cin}, "u", 0.02f));
-      }
+      const int n_copies = copies_for(2.0 * (s.b * s.h * s.w * s.cin + kWinogradProducts * s.cin * s.cout));
+      const std::vector<Tensor> xs = random_copies(dev, n_copies, dt, {s.b, s.h, s.w, s.cin}, "x", 1.0f);
+      const std::vector<Tensor> us = random_copies(dev, n_copies, dt, {s.cout, kWinogradProducts, s.cin}, "u", 0.02f);
       Tensor bias = random_tensor(dev, dt, {s.cout}, "bias", 0.1f);
       Tensor res = random_tensor(dev, dt, {s.b, ho, wo, s.cout}, "res", 1.0f);
       Tensor y = make_tensor(dev, dt, {s.b, ho, wo, s.cout}, "y");
@@ -442,12 +443,13 @@ int main(int argc, char** argv) {
       Tensor v = make_tensor(dev, dt, {kWinogradProducts * t.rows, s.cin}, "V");
       Tensor m = make_tensor(dev, dt, {kWinogradProducts * t.rows, s.cout}, "M");
       // The norm's statistics, as the engine's group_norm_table leaves them before the conv.
-      Tensor gamma = random_tensor(dev, DType::F16, {s.cin}, "gamma", 1.0f);
-      Tensor beta = random_tensor(dev, DType::F16, {s.cin}, "beta", 0.5f);
-      Tensor table = make_tensor(dev, DType::F32, {group_norm_table_floats(k, xs[0], 32)}, "table");
-      {
+      Tensor table;
+      if (s.norm) {
+        Tensor gamma = random_tensor(dev, dt, {s.cin}, "gamma", 1.0f),
+               beta = random_tensor(dev, dt, {s.cin}, "beta", 0.5f);
+        table = make_tensor(dev, DType::F32, {group_norm_table_floats(k, xs[0], unet.norm_num_groups)}, "table");
         vk::Recording r(dev);
-        group_norm_table(k, r, xs[0], gamma, beta, table, 32, 1e-5f);
+        group_norm_table(k, r, xs[0], gamma, beta, table, unet.norm_num_groups, static_cast<float>(unet.norm_eps));
         dev.run(r);
       }
       const WinogradNorm norm{&table, true};
@@ -459,7 +461,8 @@ int main(int argc, char** argv) {
       row("conv (Winograd)", s.name, whole, 2.0 * s.b * ho * wo * s.cout * s.cin * 9, true);
       Stats gemm = timer.run([&](vk::Recording& r, int c) { linear_grouped(k, r, v, us[c], m); }, n_copies);
       char gname[96];
-      std::snprintf(gname, sizeof gname, "%s: grouped GEMM 16x%lldx%lldx%lld", s.name, static_cast<long long>(t.rows),
+      std::snprintf(gname, sizeof gname, "%s: grouped GEMM %lldx%lldx%lldx%lld", s.name,
+                    static_cast<long long>(kWinogradProducts), static_cast<long long>(t.rows),
                     static_cast<long long>(s.cout), static_cast<long long>(s.cin));
       row("matmul (Winograd)", gname, gemm, 2.0 * kWinogradProducts * t.rows * s.cout * s.cin, true);
     }
@@ -475,16 +478,11 @@ int main(int argc, char** argv) {
       int64_t C = s.heads * s.d;
       // --rotate-attention: operand sets rotated like the GEMMs' (out of the L2 cache).
       const int n_copies = rotate_attention ? copies_for(2.0 * C * s.b * (s.nq + 2 * (s.nk + s.nk2))) : 1;
-      std::vector<Tensor> qs, ks, vs, k2s, v2s;
-      for (int c = 0; c < n_copies; ++c) {
-        qs.push_back(random_tensor(dev, dt, {s.b, s.nq, C}, "q", 1.0f));
-        ks.push_back(random_tensor(dev, dt, {s.b, s.nk, C}, "k", 1.0f));
-        vs.push_back(random_tensor(dev, dt, {s.b, s.nk, C}, "v", 1.0f));
-        if (s.nk2) {
-          k2s.push_back(random_tensor(dev, dt, {s.b, s.nk2, C}, "k2", 1.0f));
-          v2s.push_back(random_tensor(dev, dt, {s.b, s.nk2, C}, "v2", 1.0f));
-        }
-      }
+      const std::vector<Tensor> qs = random_copies(dev, n_copies, dt, {s.b, s.nq, C}, "q", 1.0f);
+      const std::vector<Tensor> ks = random_copies(dev, n_copies, dt, {s.b, s.nk, C}, "k", 1.0f);
+      const std::vector<Tensor> vs = random_copies(dev, n_copies, dt, {s.b, s.nk, C}, "v", 1.0f);
+      const std::vector<Tensor> k2s = random_copies(dev, s.nk2 ? n_copies : 0, dt, {s.b, s.nk2, C}, "k2", 1.0f);
+      const std::vector<Tensor> v2s = random_copies(dev, s.nk2 ? n_copies : 0, dt, {s.b, s.nk2, C}, "v2", 1.0f);
       Tensor o = make_tensor(dev, dt, {s.b, s.nq, C}, "o");
       Stats st = timer.run(
           [&](vk::Recording& r, int c) {
@@ -510,7 +508,9 @@ int main(int argc, char** argv) {
       Tensor x = random_tensor(dev, dt, {2, 9600, 320}, "x", 1.0f);
       Tensor g = random_tensor(dev, dt, {320}, "g", 1.0f), b = random_tensor(dev, dt, {320}, "b", 1.0f);
       Tensor y = make_tensor(dev, dt, {2, 9600, 320}, "y");
-      Stats st = timer.run([&](vk::Recording& r, int) { group_norm(k, r, x, g, b, y, 32, 1e-5f, true); });
+      Stats st = timer.run([&](vk::Recording& r, int) {
+        group_norm(k, r, x, g, b, y, unet.norm_num_groups, static_cast<float>(unet.norm_eps), true);
+      });
       double bytes = 2.0 * x.bytes();
       row("group_norm_silu", "2x320x120x80", st, bytes, false);
       if (ceil.contains("group_norm_silu"))
