@@ -10,14 +10,30 @@
 // tile (ty, tx) starts at row 2 ty - 1 and column 2 tx - 1 of the (upsampled) input: the padding.
 // V and M hold `rows` (>= tiles, a multiple of the GEMM's row tiles) rows per xi; the input
 // transform writes zeros past the last tile, the output transform never reads them.
-// One invocation moves 4 channels of one tile (vec4 loads along C, coalesced across the
-// workgroup); the transforms are adds and subtracts in fp32, rounded once to the storage type.
+// One invocation moves WINO_VEC (4 or 2) channels of one tile (vector loads along C, coalesced
+// across the workgroup); the transforms are adds and subtracts in fp32, rounded once to the
+// storage type. Two channels halve an invocation's registers (the input transform holds its 16
+// patch values at once: 80 registers with four channels, 24 warps an SM on an H200), for twice the
+// invocations (Tuning::winograd_input_vec, winograd_output_vec).
 // The input transform may apply the group norm (and SiLU) before the conv as it reads x: its
 // statistics come as a per-channel table (kernels::group_norm_table), so the norm's output never
 // goes through memory.
-// Defines: WINO_INPUT or WINO_OUTPUT, DTYPE_F16.
+// Defines: WINO_INPUT or WINO_OUTPUT, DTYPE_F16, WINO_VEC (channels per invocation, 4 if unset).
 #extension GL_EXT_control_flow_attributes : require
 #include "common/types.glsl"
+
+#ifndef WINO_VEC
+#define WINO_VEC 4
+#endif
+#if WINO_VEC == 4
+#define VT vec4
+#define STORE_VT STORE_T4
+#elif WINO_VEC == 2
+#define VT vec2
+#define STORE_VT STORE_T2
+#else
+#error "WINO_VEC must be 4 or 2"
+#endif
 
 layout(local_size_x = 256) in;
 
@@ -27,14 +43,14 @@ uint invocation() {
 }
 
 #ifdef WINO_INPUT
-layout(std430, binding = 0) readonly buffer X { STORE_T4 x[]; }; // [B, H, W, C]
-layout(std430, binding = 1) writeonly buffer V { STORE_T4 v[]; }; // [16, rows, C]
+layout(std430, binding = 0) readonly buffer X { STORE_VT x[]; }; // [B, H, W, C]
+layout(std430, binding = 1) writeonly buffer V { STORE_VT v[]; }; // [16, rows, C]
 // The group norm before the conv, applied as x is read (kernels::group_norm_table): fp32
 // [B, 2, C], y = x * table[b][0][c] + table[b][1][c]. Read only where pc.norm != 0.
-layout(std430, binding = 2) readonly buffer Norm { vec4 tab[]; };
+layout(std430, binding = 2) readonly buffer Norm { VT tab[]; };
 layout(push_constant) uniform Push {
   uint B, H, W;  // x as stored
-  uint C4;       // channels / 4
+  uint CV;       // channels / WINO_VEC
   uint up;       // nearest upsampling fused into the read (Upsample2D's conv): 1 or 2
   uint th, tw;   // tiles down and across the (upsampled) image
   uint rows;     // rows per xi in V
@@ -43,12 +59,12 @@ layout(push_constant) uniform Push {
 
 void main() {
   const uint i = invocation();
-  if (i >= pc.rows * pc.C4) return;
-  const uint t = i / pc.C4, c4 = i - t * pc.C4;
+  if (i >= pc.rows * pc.CV) return;
+  const uint t = i / pc.CV, cv = i - t * pc.CV;
   const uint tiles = pc.B * pc.th * pc.tw;
-  vec4 d[4][4];
+  VT d[4][4];
   [[unroll]] for (int iy = 0; iy < 4; ++iy)
-    [[unroll]] for (int ix = 0; ix < 4; ++ix) d[iy][ix] = vec4(0.0);
+    [[unroll]] for (int ix = 0; ix < 4; ++ix) d[iy][ix] = VT(0.0);
   if (t < tiles) {
     const uint b = t / (pc.th * pc.tw), r = t - b * (pc.th * pc.tw);
     const uint ty = r / pc.tw, tx = r - ty * pc.tw;
@@ -64,16 +80,16 @@ void main() {
       row[k] = (b * pc.H + (uint(max(yy, 0)) >> s)) * pc.W;
       col[k] = uint(max(xx, 0)) >> s;
     }
-    vec4 scale = vec4(1.0), shift = vec4(0.0);
+    VT scale = VT(1.0), shift = VT(0.0);
     if (pc.norm != 0u) {
-      scale = tab[(2u * b) * pc.C4 + c4];
-      shift = tab[(2u * b + 1u) * pc.C4 + c4];
+      scale = tab[(2u * b) * pc.CV + cv];
+      shift = tab[(2u * b + 1u) * pc.CV + cv];
     }
     // Padding stays zero: the norm applies to x's values only, as it did to the norm's output.
     [[unroll]] for (int iy = 0; iy < 4; ++iy)
       [[unroll]] for (int ix = 0; ix < 4; ++ix)
         if (row_in[iy] && col_in[ix]) {
-          vec4 val = vec4(x[(row[iy] + col[ix]) * pc.C4 + c4]);
+          VT val = VT(x[(row[iy] + col[ix]) * pc.CV + cv]);
           if (pc.norm != 0u) {
             val = val * scale + shift;
             if (pc.norm == 2u) val = val / (1.0 + exp(-val));
@@ -82,7 +98,7 @@ void main() {
         }
   }
   // Bᵀ d: along the patch's rows, for each column.
-  vec4 e[4][4];
+  VT e[4][4];
   [[unroll]] for (int ix = 0; ix < 4; ++ix) {
     e[0][ix] = d[0][ix] - d[2][ix];
     e[1][ix] = d[1][ix] + d[2][ix];
@@ -90,25 +106,25 @@ void main() {
     e[3][ix] = d[1][ix] - d[3][ix];
   }
   // (Bᵀ d) B: along the columns.
-  const uint plane = pc.rows * pc.C4; // one xi
-  const uint at = t * pc.C4 + c4;
+  const uint plane = pc.rows * pc.CV; // one xi
+  const uint at = t * pc.CV + cv;
   [[unroll]] for (uint a = 0; a < 4u; ++a) {
-    v[(4u * a + 0u) * plane + at] = STORE_T4(e[a][0] - e[a][2]);
-    v[(4u * a + 1u) * plane + at] = STORE_T4(e[a][1] + e[a][2]);
-    v[(4u * a + 2u) * plane + at] = STORE_T4(e[a][2] - e[a][1]);
-    v[(4u * a + 3u) * plane + at] = STORE_T4(e[a][1] - e[a][3]);
+    v[(4u * a + 0u) * plane + at] = STORE_VT(e[a][0] - e[a][2]);
+    v[(4u * a + 1u) * plane + at] = STORE_VT(e[a][1] + e[a][2]);
+    v[(4u * a + 2u) * plane + at] = STORE_VT(e[a][2] - e[a][1]);
+    v[(4u * a + 3u) * plane + at] = STORE_VT(e[a][1] - e[a][3]);
   }
 }
 #endif
 
 #ifdef WINO_OUTPUT
-layout(std430, binding = 0) readonly buffer M { STORE_T4 m[]; };        // [16, rows, N]
-layout(std430, binding = 1) readonly buffer Bias { STORE_T4 bias[]; };  // [N]
-layout(std430, binding = 2) readonly buffer Res { STORE_T4 residual[]; }; // y's shape
-layout(std430, binding = 3) writeonly buffer Y { STORE_T4 y[]; };      // [B, Ho, Wo, N]
+layout(std430, binding = 0) readonly buffer M { STORE_VT m[]; };        // [16, rows, N]
+layout(std430, binding = 1) readonly buffer Bias { STORE_VT bias[]; };  // [N]
+layout(std430, binding = 2) readonly buffer Res { STORE_VT residual[]; }; // y's shape
+layout(std430, binding = 3) writeonly buffer Y { STORE_VT y[]; };      // [B, Ho, Wo, N]
 layout(push_constant) uniform Push {
   uint B, Ho, Wo;
-  uint N4;     // output channels / 4
+  uint NV;     // output channels / WINO_VEC
   uint th, tw; // tiles down and across
   uint rows;   // rows per xi in M
   uint flags;  // 1: bias, 2: residual
@@ -117,34 +133,34 @@ layout(push_constant) uniform Push {
 void main() {
   const uint i = invocation();
   const uint tiles = pc.B * pc.th * pc.tw;
-  if (i >= tiles * pc.N4) return;
-  const uint t = i / pc.N4, n4 = i - t * pc.N4;
-  const uint plane = pc.rows * pc.N4, at = t * pc.N4 + n4;
+  if (i >= tiles * pc.NV) return;
+  const uint t = i / pc.NV, nv = i - t * pc.NV;
+  const uint plane = pc.rows * pc.NV, at = t * pc.NV + nv;
   // Aᵀ M: along xi's first index, for each second index.
-  vec4 s[2][4];
+  VT s[2][4];
   [[unroll]] for (uint b = 0; b < 4u; ++b) {
-    vec4 m0 = vec4(m[b * plane + at]), m1 = vec4(m[(4u + b) * plane + at]);
-    vec4 m2 = vec4(m[(8u + b) * plane + at]), m3 = vec4(m[(12u + b) * plane + at]);
+    VT m0 = VT(m[b * plane + at]), m1 = VT(m[(4u + b) * plane + at]);
+    VT m2 = VT(m[(8u + b) * plane + at]), m3 = VT(m[(12u + b) * plane + at]);
     s[0][b] = m0 + m1 + m2;
     s[1][b] = m1 - m2 - m3;
   }
   const uint bi = t / (pc.th * pc.tw), r = t - bi * pc.th * pc.tw;
   const uint ty = r / pc.tw, tx = r - ty * pc.tw;
-  const vec4 add = (pc.flags & 1u) != 0u ? vec4(bias[n4]) : vec4(0.0);
+  const VT add = (pc.flags & 1u) != 0u ? VT(bias[nv]) : VT(0.0);
   [[unroll]] for (uint p = 0; p < 2u; ++p) {
     const uint oy = 2u * ty + p;
     if (oy >= pc.Ho) continue;
     // (Aᵀ M) A: along the second index.
-    vec4 out2[2];
+    VT out2[2];
     out2[0] = s[p][0] + s[p][1] + s[p][2];
     out2[1] = s[p][1] - s[p][2] - s[p][3];
     [[unroll]] for (uint q = 0; q < 2u; ++q) {
       const uint ox = 2u * tx + q;
       if (ox >= pc.Wo) continue;
-      const uint o = ((bi * pc.Ho + oy) * pc.Wo + ox) * pc.N4 + n4;
-      vec4 val = out2[q] + add;
-      if ((pc.flags & 2u) != 0u) val += vec4(residual[o]);
-      y[o] = STORE_T4(val);
+      const uint o = ((bi * pc.Ho + oy) * pc.Wo + ox) * pc.NV + nv;
+      VT val = out2[q] + add;
+      if ((pc.flags & 2u) != 0u) val += VT(residual[o]);
+      y[o] = STORE_VT(val);
     }
   }
 }

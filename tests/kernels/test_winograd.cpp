@@ -220,6 +220,20 @@ TEST_P(Winograd, TiledPortableConfigurations) {
   });
 }
 
+// The transforms with two channels per invocation (Tuning::winograd_input_vec and
+// winograd_output_vec), each alone and both: the same cases, the same bounds.
+TEST_P(Winograd, TwoChannelTransforms) {
+  for (const auto& [in_vec, out_vec] : {std::pair{2, 4}, std::pair{4, 2}, std::pair{2, 2}}) {
+    SCOPED_TRACE("Z123_WINOGRAD_INPUT_VEC=" + std::to_string(in_vec) +
+                 " Z123_WINOGRAD_OUTPUT_VEC=" + std::to_string(out_vec));
+    Tuning t = device().tuning();
+    t.winograd_input_vec = in_vec;
+    t.winograd_output_vec = out_vec;
+    use_tuning(t);
+    check_cases();
+  }
+}
+
 // Split K on the grouped GEMM (forced: lavapipe's rule never splits).
 TEST_P(Winograd, PortableSplitK) {
   kernels::detail::force_portable_split_k_for_testing(3);

@@ -107,6 +107,10 @@ struct Tuning {
   // UNet's level 0, 640: levels 0-1); unset (0), any. So that what the route gains per level and
   // what its weights cost in memory (16/9 the size) can be measured apart.
   int64_t conv_winograd_max_cout = 0;
+  // Z123_WINOGRAD_INPUT_VEC=4|2, Z123_WINOGRAD_OUTPUT_VEC=4|2: channels each invocation of the
+  // Winograd input (output) transform moves. Two halve its registers for twice the invocations.
+  int winograd_input_vec = 4;
+  int winograd_output_vec = 4;
 
   // Z123_NO_PIPELINE_CACHE=1: no pipeline cache file is read or written.
   bool no_pipeline_cache = false;

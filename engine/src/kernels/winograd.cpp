@@ -16,11 +16,20 @@ constexpr int64_t kProducts = kWinogradProducts;
 constexpr uint32_t kThreads = 256; // local_size_x of shaders/winograd.comp
 // Mirror the push blocks of shaders/winograd.comp.
 struct InputPush {
-  uint32_t B, H, W, C4, up, th, tw, rows, norm;
+  uint32_t B, H, W, CV, up, th, tw, rows, norm;
 };
 struct OutputPush {
-  uint32_t B, Ho, Wo, N4, th, tw, rows, flags;
+  uint32_t B, Ho, Wo, NV, th, tw, rows, flags;
 };
+
+// The transforms' pipelines for `vec` channels per invocation (Tuning::winograd_input_vec,
+// winograd_output_vec; 4 or 2, both divide the channels: check_image).
+std::string input_variant(int vec, DType dtype) {
+  return vec == 2 ? variant("winograd_input_v2", dtype) : variant("winograd_input", dtype);
+}
+std::string output_variant(int vec, DType dtype) {
+  return vec == 2 ? variant("winograd_output_v2", dtype) : variant("winograd_output", dtype);
+}
 
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 
@@ -111,11 +120,12 @@ void winograd_input(Kernels& kernels, vk::Recording& rec, const Tensor& x, int u
                            " must be f32 with at least [B, 2, C] = " + std::to_string(2 * x.dim(0) * C) +
                            " values (group_norm_table)");
   if (table) expect_no_alias(op, v, *table);
-  InputPush p{u32(t.B),   u32(x.dim(1)), u32(x.dim(2)),
-              u32(C / 4), u32(upsample), u32(t.th),
-              u32(t.tw),  u32(rows),     norm ? (norm->silu ? 2u : 1u) : 0u};
-  const vk::Pipeline& pipe = kernels.pipeline(variant("winograd_input", x.dtype), 3, sizeof p, {});
-  Grid g = wrap_grid(div_up(rows * (C / 4), int64_t{kThreads}));
+  const int vec = kernels.tuning().winograd_input_vec;
+  InputPush p{u32(t.B),     u32(x.dim(1)), u32(x.dim(2)),
+              u32(C / vec), u32(upsample), u32(t.th),
+              u32(t.tw),    u32(rows),     norm ? (norm->silu ? 2u : 1u) : 0u};
+  const vk::Pipeline& pipe = kernels.pipeline(input_variant(vec, x.dtype), 3, sizeof p, {});
+  Grid g = wrap_grid(div_up(rows * (C / vec), int64_t{kThreads}));
   rec.dispatch(pipe, {vk::in(x.buf()), vk::out(v.buf()), vk::in(table ? table->buf() : x.buf())}, &p, sizeof p, g.x,
                g.y, 1,
                shape_string(x.shape) + (upsample > 1 ? " up " + std::to_string(upsample) : "") +
@@ -137,10 +147,11 @@ void winograd_output(Kernels& kernels, vk::Recording& rec, const Tensor& m, cons
       expect_no_alias(op, y, *in);
     }
   expect_indexable(op, m);
-  OutputPush p{u32(t.B),  u32(t.Ho), u32(t.Wo), u32(N / 4),
+  const int vec = kernels.tuning().winograd_output_vec;
+  OutputPush p{u32(t.B),  u32(t.Ho), u32(t.Wo), u32(N / vec),
                u32(t.th), u32(t.tw), u32(rows), (bias ? 1u : 0u) | (residual ? 2u : 0u)};
-  const vk::Pipeline& pipe = kernels.pipeline(variant("winograd_output", y.dtype), 4, sizeof p, {});
-  Grid g = wrap_grid(div_up(t.tiles * (N / 4), int64_t{kThreads}));
+  const vk::Pipeline& pipe = kernels.pipeline(output_variant(vec, y.dtype), 4, sizeof p, {});
+  Grid g = wrap_grid(div_up(t.tiles * (N / vec), int64_t{kThreads}));
   rec.dispatch(pipe,
                {vk::in(m.buf()), vk::in(bias ? bias->buf() : m.buf()), vk::in(residual ? residual->buf() : m.buf()),
                 vk::out(y.buf())},

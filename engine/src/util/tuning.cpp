@@ -102,6 +102,8 @@ Tuning Tuning::from_environment() {
   using CW = ConvWinograd;
   t.conv_winograd = choice<CW>("Z123_CONV_WINOGRAD", {{"auto", CW::Auto}, {"on", CW::On}, {"off", CW::Off}}, CW::Auto);
   t.conv_winograd_max_cout = positive("Z123_CONV_WINOGRAD_MAX_COUT", 0, kMaxGroupValues);
+  t.winograd_input_vec = choice<int>("Z123_WINOGRAD_INPUT_VEC", {{"4", 4}, {"2", 2}}, 4);
+  t.winograd_output_vec = choice<int>("Z123_WINOGRAD_OUTPUT_VEC", {{"4", 4}, {"2", 2}}, 4);
 
   t.no_pipeline_cache = flag("Z123_NO_PIPELINE_CACHE");
   if (const char* v = env("Z123_PIPELINE_REPORT_DIR")) t.pipeline_report_dir = v;
