@@ -17,8 +17,9 @@
 // --trials: instead of the ablations, the full kernel and each of its bench-only trials
 // (kernels::tiled_attention_trials, Z123_ATTN_TILED_TRIAL), then the full kernel again (drift).
 // --khr: the KHR cooperative-matrix route instead (the default on NVIDIA): the engine's kernel,
-// each 16-subgroup alternative of kernels::khr_attention_knob_values and the ablations of
-// kernels::khr_attention_ablations (Z123_ATTN_VARIANT's variants), then the engine's kernel again.
+// each in-register-P alternative of kernels::khr_attention_knob_values (8 and 16 subgroups)
+// and the ablations of kernels::khr_attention_ablations (Z123_ATTN_VARIANT's variants), then the
+// engine's kernel again; at the main pass's levels 0-1 and the reference pass's (batch 4).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -108,24 +109,30 @@ int main(int argc, char** argv) {
     const char* const kModes[] = {"full", "no P·V", "no S", "no softmax", "no loads", "tiles only"};
     static_assert(sizeof kModes / sizeof kModes[0] == detail::kAttentionAblations + 1);
     for (Problem s : {Problem{"L0 ref-attn 2x5x9600x13696x64", 2, 5, 9600, 9600, 4096},
-                      Problem{"L1 ref-attn 2x10x2400x3424x64", 2, 10, 2400, 2400, 1024}}) {
+                      Problem{"L1 ref-attn 2x10x2400x3424x64", 2, 10, 2400, 2400, 1024},
+                      Problem{"reference pass L0 4x5x4096x4096x64", 4, 5, 4096, 4096, 0},
+                      Problem{"reference pass L1 4x10x1024x1024x64", 4, 10, 1024, 1024, 0}}) {
       const int64_t d = 64, C = s.heads * d;
       Tensor q = random_tensor(dev, {s.b, s.nq, C}, "q"), kt = random_tensor(dev, {s.b, s.nk, C}, "k"),
-             v = random_tensor(dev, {s.b, s.nk, C}, "v"), k2 = random_tensor(dev, {s.b, s.nk2, C}, "k2"),
-             v2 = random_tensor(dev, {s.b, s.nk2, C}, "v2");
+             v = random_tensor(dev, {s.b, s.nk, C}, "v");
+      // The reference pass's self-attention has no second source (a row made, never read).
+      const int64_t rows2 = std::max<int64_t>(s.nk2, 1);
+      Tensor k2 = random_tensor(dev, {s.b, rows2, C}, "k2"), v2 = random_tensor(dev, {s.b, rows2, C}, "v2");
+      const AttnOperand k2op = s.nk2 ? AttnOperand{&k2} : AttnOperand{},
+                        v2op = s.nk2 ? AttnOperand{&v2} : AttnOperand{};
       Tensor o = make_tensor(dev, DType::F16, {s.b, s.nq, C}, "o");
       const AttentionParams p{s.heads, d, 0.0f, false};
       const std::string kernel = choose_attention_kernel(k, DType::F16, d, false, true, s.nq, s.heads * s.b).shader;
       if (!khr) {
         vk::Recording probe(dev); // never submitted: refuses a route without the ablations before any timing
-        detail::attention_ablated(k, probe, {&q}, {&kt}, {&v}, o, p, {&k2}, {&v2}, 1);
+        detail::attention_ablated(k, probe, {&q}, {&kt}, {&v}, o, p, k2op, v2op, 1);
       }
       std::printf("%s (%s):\n", s.name, kernel.c_str());
       const double macs = 2.0 * s.b * s.heads * s.nq * (s.nk + s.nk2) * d; // S and P·V
       if (khr) {
         std::vector<std::string> names{""};
         for (const std::string& name : khr_attention_knob_values())
-          if (name.rfind("khrcm_cv_nw16_", 0) == 0) names.push_back(name);
+          if (name.rfind("khrcm_cv", 0) == 0) names.push_back(name);
         for (const std::string& name : khr_attention_ablations()) names.push_back(name);
         names.push_back("");
         for (const std::string& name : names) {
@@ -133,7 +140,7 @@ int main(int argc, char** argv) {
           tuning.attn_variant = name;
           Kernels kv(dev, tuning); // throws where the variant is not built or not available here
           const double ms =
-              median_ms(dev, reps, [&](vk::Recording& r) { attention(kv, r, {&q}, {&kt}, {&v}, o, p, {&k2}, {&v2}); });
+              median_ms(dev, reps, [&](vk::Recording& r) { attention(kv, r, {&q}, {&kt}, {&v}, o, p, k2op, v2op); });
           std::printf("  %-22s %8.3f ms  (%5.1f TFLOP/s)\n", name.empty() ? "default" : name.c_str(), ms,
                       2.0 * macs / ms / 1e9);
           std::fflush(stdout);
@@ -149,7 +156,7 @@ int main(int argc, char** argv) {
           tuning.attn_tiled_trial = t;
           Kernels kt_kernels(dev, tuning);
           const double ms = median_ms(
-              dev, reps, [&](vk::Recording& r) { attention(kt_kernels, r, {&q}, {&kt}, {&v}, o, p, {&k2}, {&v2}); });
+              dev, reps, [&](vk::Recording& r) { attention(kt_kernels, r, {&q}, {&kt}, {&v}, o, p, k2op, v2op); });
           std::printf("  %-11s %8.3f ms  (%5.1f TFLOP/s)\n", t.empty() ? "default" : t.c_str(), ms,
                       2.0 * macs / ms / 1e9);
           std::fflush(stdout);
@@ -160,9 +167,9 @@ int main(int argc, char** argv) {
       for (int mode = 0; mode <= detail::kAttentionAblations; ++mode) {
         const double ms = median_ms(dev, reps, [&](vk::Recording& r) {
           if (mode == 0)
-            attention(k, r, {&q}, {&kt}, {&v}, o, p, {&k2}, {&v2});
+            attention(k, r, {&q}, {&kt}, {&v}, o, p, k2op, v2op);
           else
-            detail::attention_ablated(k, r, {&q}, {&kt}, {&v}, o, p, {&k2}, {&v2}, mode);
+            detail::attention_ablated(k, r, {&q}, {&kt}, {&v}, o, p, k2op, v2op, mode);
         });
         if (mode == 0) full = ms;
         std::printf("  %-11s %8.3f ms  (%+7.3f ms against full; full's work at this time: %5.1f TFLOP/s)\n",

@@ -220,7 +220,10 @@ const std::vector<std::string>& khr_attention_knob_values() {
   // fp16 pairs, half the exponentials by a polynomial on the FMA pipe, and the subgroups of every
   // second sub-partition a P·V behind, each alone and combined) and S software-pipelined across
   // tiles (K a tile ahead of V, the next S issued before this P·V): all slower, removed
-  // (bench/NOTES.md).
+  // (bench/NOTES.md). Session 32 measured 12 subgroups (khrcm_cv_nw12, 192 queries a workgroup,
+  // 167 registers): 1.11-1.28x the 16-subgroup kernel's time per query, so ahead only where it fills
+  // the waves better (level 1 alone: 0.198 against 0.225-0.237 ms), and slower in the step, where
+  // the reference pass fills level 1's idle SMs (30.09-30.17 against 29.94-30.05 ms), removed.
   // New ones go in this list.
   static const std::vector<std::string> values{"khrcm", "khrcm_cv", "khrcm_cv_nw16"};
   return values;
