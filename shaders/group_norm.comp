@@ -40,9 +40,6 @@
 // has read the partials (a barrier separates the two), so no workgroup reads a number another
 // has overwritten. The host sizes tiles so that a tile holds T x G pairs.
 //
-// CAT2 (TABLE_OUT's DIRECT and PARTIAL): x is two tensors side by side along C, x's pc.Ca channels
-// then x2's (binding 5): the UNet's skip concatenation, read where it lies instead of copied
-// together. The flat index i of the concatenation is split into (pixel, channel vector) per read.
 // TABLE_OUT (DIRECT, PARTIAL and APPLY): the statistics as an fp32 table [B, 2, C] instead of y,
 // y = x * table[b][0][c] + table[b][1][c] (SiLU is the reader's), for a kernel that applies the
 // norm while it reads x (kernels::group_norm_table: the Winograd input transform). Binding 3
@@ -112,9 +109,6 @@ layout(std430, binding = 3) writeonly buffer Y { STORE_V y[]; };
 #ifndef STAGE_RESIDENT
 layout(std430, binding = 4) buffer WS { float ws[]; }; // y's buffer seen as fp32 words
 #endif
-#ifdef CAT2
-layout(std430, binding = 5) readonly buffer X2 { STORE_V x2[]; }; // the channels from pc.Ca on
-#endif
 
 layout(push_constant) uniform Push {
   uint HW, C, G, cpg;
@@ -122,19 +116,7 @@ layout(push_constant) uniform Push {
   uint row_lanes;         // PARTIAL: row lanes (row_lanes * min(C / VEC, W) <= W)
   float eps;
   uint silu;
-  uint Ca; // CAT2: the channels in x (the rest are x2's); pc.C otherwise
 } pc;
-
-// Element i (in VT units) of x as [B, HW, C / VEC] flat: under CAT2, of the concatenation [x, x2].
-#ifdef CAT2
-VT x_at(uint i) {
-  const uint CV = pc.C / VEC, CVa = pc.Ca / VEC;
-  const uint p = i / CV, cv = i - p * CV;
-  return cv < CVa ? VT(x[p * CVa + cv]) : VT(x2[p * (CV - CVa) + (cv - CVa)]);
-}
-#else
-#define x_at(i) VT(x[i])
-#endif
 
 // Split path: rows of tile k (the last one takes the remainder) and the word where tile k's copy
 // of the partials starts (TABLE_OUT: the one copy of batch b's, past the table; both its stages
@@ -198,12 +180,12 @@ vec3 workgroup_merge(vec3 v) {
 uint add_shifted_sums(uint i, uint end, uint step, VT K, inout VT s, inout VT ss) {
   uint count = 0u;
   for (; i + 3u * step < end; i += 4u * step, count += 4u) {
-    VT v0 = x_at(i) - K, v1 = x_at(i + step) - K, v2 = x_at(i + 2u * step) - K, v3 = x_at(i + 3u * step) - K;
+    VT v0 = VT(x[i]) - K, v1 = VT(x[i + step]) - K, v2 = VT(x[i + 2u * step]) - K, v3 = VT(x[i + 3u * step]) - K;
     s += (v0 + v1) + (v2 + v3);
     ss += (v0 * v0 + v1 * v1) + (v2 * v2 + v3 * v3);
   }
   for (; i < end; i += step, ++count) {
-    VT v = x_at(i) - K;
+    VT v = VT(x[i]) - K;
     s += v;
     ss += v * v;
   }
@@ -230,7 +212,7 @@ void main() {
   float n = 0.0, K = 0.0;
   VT s = VT(0.0), ss = VT(0.0);
   if (busy) {
-    if (rl < pc.HW) K = first_of(x_at(base + rl * CV + jl));
+    if (rl < pc.HW) K = first_of(VT(x[base + rl * CV + jl]));
     uint step = row_lanes * CV;
     for (uint j = jl; j < cpgv; j += lanes_c)
       n += float(add_shifted_sums(base + rl * CV + j, base + pc.HW * CV + j, step, VT(K), s, ss));
@@ -287,7 +269,7 @@ void main() {
     uint step = row_lanes * CV;
     for (uint cv = cl; cv < CV; cv += lanes_c) {
       uint i = base + rl * CV + cv, end = base + rows * CV + cv;
-      VT K = mine > 0u ? x_at(i) : VT(0.0);
+      VT K = mine > 0u ? VT(x[i]) : VT(0.0);
       VT s = VT(0.0), ss = VT(0.0);
       add_shifted_sums(i + step, end, step, K, s, ss);
       VT m = mine > 0u ? s / n : VT(0.0);

@@ -17,8 +17,7 @@
 // invocations (Tuning::winograd_input_vec, winograd_output_vec).
 // The input transform may apply the group norm (and SiLU) before the conv as it reads x: its
 // statistics come as a per-channel table (kernels::group_norm_table), so the norm's output never
-// goes through memory. Its x may be two tensors side by side along C (x's channels first, then
-// x2's: the UNet's skip concatenation, read where it lies instead of copied together).
+// goes through memory.
 // Defines: WINO_INPUT or WINO_OUTPUT, DTYPE_F16, WINO_VEC (channels per invocation, 4 if unset).
 #extension GL_EXT_control_flow_attributes : require
 #include "common/types.glsl"
@@ -49,8 +48,6 @@ layout(std430, binding = 1) writeonly buffer V { STORE_VT v[]; }; // [16, rows, 
 // The group norm before the conv, applied as x is read (kernels::group_norm_table): fp32
 // [B, 2, C], y = x * table[b][0][c] + table[b][1][c]. Read only where pc.norm != 0.
 layout(std430, binding = 2) readonly buffer Norm { VT tab[]; };
-// The channels from pc.CVa on (vectors), where x holds fewer than all: [B, H, W, C - CVa vectors].
-layout(std430, binding = 3) readonly buffer X2 { STORE_VT x2[]; };
 layout(push_constant) uniform Push {
   uint B, H, W;  // x as stored
   uint CV;       // channels / WINO_VEC
@@ -58,7 +55,6 @@ layout(push_constant) uniform Push {
   uint th, tw;   // tiles down and across the (upsampled) image
   uint rows;     // rows per xi in V
   uint norm;     // 0: x as it is; 1: the norm's table applied; 2: and SiLU after it
-  uint CVa;      // channel vectors in x (CV: all of them; fewer: the rest are x2's)
 } pc;
 
 void main() {
@@ -93,8 +89,7 @@ void main() {
     [[unroll]] for (int iy = 0; iy < 4; ++iy)
       [[unroll]] for (int ix = 0; ix < 4; ++ix)
         if (row_in[iy] && col_in[ix]) {
-          const uint pix = row[iy] + col[ix];
-          VT val = cv < pc.CVa ? VT(x[pix * pc.CVa + cv]) : VT(x2[pix * (pc.CV - pc.CVa) + (cv - pc.CVa)]);
+          VT val = VT(x[(row[iy] + col[ix]) * pc.CV + cv]);
           if (pc.norm != 0u) {
             val = val * scale + shift;
             if (pc.norm == 2u) val = val / (1.0 + exp(-val));

@@ -22,15 +22,6 @@ foreach(dt f32 f16)
     z123_shader(NAME group_norm_table_${s}_vec4_${dt} SOURCE group_norm.comp
                 DEFINES STAGE_${stage} TABLE_OUT VEC=4 ${defs})
   endforeach()
-  # The statistics of two tensors side by side along C (CAT2: the skip concatenation read where
-  # it lies); the split path's merge (APPLY) reads only the partials, so it has no twin.
-  foreach(stage DIRECT PARTIAL)
-    string(TOLOWER ${stage} s)
-    z123_shader(NAME group_norm_table_${s}_cat_${dt} SOURCE group_norm.comp
-                DEFINES STAGE_${stage} TABLE_OUT CAT2 ${defs})
-    z123_shader(NAME group_norm_table_${s}_vec4_cat_${dt} SOURCE group_norm.comp
-                DEFINES STAGE_${stage} TABLE_OUT CAT2 VEC=4 ${defs})
-  endforeach()
   # The register-resident single dispatch, by channels per access (the largest of 4, 2, 1 that
   # divides the channels per group).
   foreach(ev 1 2 4)

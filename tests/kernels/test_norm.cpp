@@ -277,42 +277,23 @@ TEST_P(GroupNorm, RejectsBadArguments) {
 class GroupNormTable : public NormTest {
 protected:
   // Returns the number of dispatches (1: direct, 2: split).
-  // first > 0: x given as two tensors side by side along C, its first `first` channels and the
-  // rest (group_norm_table's x2: the skip concatenation read where it lies).
   size_t check_table(const std::vector<int64_t>& shape, int groups, bool split, float center = 0.0f,
-                     float spread = 2.0f, int64_t first = 0) {
+                     float spread = 2.0f) {
     const uint64_t seed = test::test_seed();
     SCOPED_TRACE("seed " + std::to_string(seed) + " (Z123_TEST_SEED), shape " + shape_string(shape) + ", groups " +
-                 std::to_string(groups) + (split ? ", split" : ", direct") +
-                 (first ? ", two sources at " + std::to_string(first) : ""));
+                 std::to_string(groups) + (split ? ", split" : ", direct"));
     Tuning tuning = kernels_->tuning();
     tuning.gn_table_direct_max = split ? 1 : int64_t(1) << 40;
     kernels::Kernels k(device(), tuning);
     const GroupNormInputs in = group_norm_inputs(shape, seed, center, spread);
     const int64_t B = in.B, HW = in.HW, C = in.C;
     const std::vector<float>& xv = in.xv;
-    // The two sources: x's channels [0, first) and [first, C), each a tensor of its own.
-    std::unique_ptr<Tensor> xa, xb;
-    if (first > 0) {
-      std::vector<float> av, bv;
-      for (int64_t px = 0; px < B * HW; ++px) {
-        av.insert(av.end(), xv.begin() + px * C, xv.begin() + px * C + first);
-        bv.insert(bv.end(), xv.begin() + px * C + first, xv.begin() + (px + 1) * C);
-      }
-      std::vector<int64_t> sa = shape, sb = shape;
-      sa.back() = first;
-      sb.back() = C - first;
-      xa = std::make_unique<Tensor>(ref::upload_tensor(device(), in.x.dtype, sa, av, "x (first)"));
-      xb = std::make_unique<Tensor>(ref::upload_tensor(device(), in.x.dtype, sb, bv, "x (second)"));
-    }
-    const Tensor& x_in = xa ? *xa : in.x;
-    const int64_t floats = kernels::group_norm_table_floats(k, x_in, groups, xb.get());
-    EXPECT_EQ(floats, kernels::group_norm_table_floats(k, in.x, groups)) << "the concatenation's table";
+    const int64_t floats = kernels::group_norm_table_floats(k, in.x, groups);
     EXPECT_EQ(floats > 2 * B * C, split) << "the split path keeps its partials past the table";
     Tensor table = make_tensor(device(), DType::F32, {floats}, "table");
     test::poison(device(), table);
     vk::Recording rec(device());
-    kernels::group_norm_table(k, rec, x_in, in.gamma, in.beta, table, groups, 1e-6f, xb.get());
+    kernels::group_norm_table(k, rec, in.x, in.gamma, in.beta, table, groups, 1e-6f);
     device().run(rec);
     const std::vector<float> tab = download(device(), table);
     std::vector<float> got(xv.size());
@@ -345,36 +326,6 @@ TEST_P(GroupNormTable, Split) {
 TEST_P(GroupNormTable, LargeMeanOffset) {
   check_table({2, 300, 32}, 4, false, 100.0f, 1.0f);
   check_table({2, 300, 32}, 4, true, 100.0f, 1.0f);
-}
-// The statistics of two tensors side by side along C, as of their concatenation: split points
-// inside a group (the group straddles the two) and on a group's edge, both paths, both access
-// widths, and the large mean offset.
-TEST_P(GroupNormTable, TwoSources) {
-  EXPECT_EQ(check_table({2, 7, 9, 32}, 8, false, 0.0f, 2.0f, 12), 1u); // group 3 straddles: 12-15
-  EXPECT_EQ(check_table({2, 7, 9, 32}, 8, false, 0.0f, 2.0f, 16), 1u);
-  EXPECT_EQ(check_table({2, 63, 40}, 4, false, 0.0f, 2.0f, 20), 1u); // one channel per access
-  EXPECT_EQ(check_table({2, 40, 30, 64}, 32, true, 0.0f, 2.0f, 24), 2u);
-  EXPECT_EQ(check_table({2, 1203, 96}, 32, true, 0.0f, 2.0f, 64), 2u);
-  check_table({2, 300, 32}, 4, true, 100.0f, 1.0f, 8);
-}
-TEST_P(GroupNormTable, RejectsTwoSourcesThatDoNotLineUp) {
-  const DType dt = GetParam();
-  Tensor x = make_tensor(device(), dt, {2, 10, 32}, "x");
-  Tensor other_rows = make_tensor(device(), dt, {2, 11, 32}, "x2 (11 rows)");
-  Tensor odd = make_tensor(device(), dt, {2, 10, 6}, "x2 (6 channels)");
-  Tensor g = make_tensor(device(), dt, {64}, "g");
-  Tensor table = make_tensor(device(), DType::F32, {1 << 16}, "table");
-  vk::Recording rec(device());
-  for (const Tensor* x2 : {&other_rows, &odd}) {
-    try {
-      kernels::group_norm_table(*kernels_, rec, x, g, g, table, 4, 1e-5f, x2);
-      ADD_FAILURE() << "no throw for " << x2->describe();
-    } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
-      EXPECT_NE(std::string(e.what()).find("x2"), std::string::npos) << e.what();
-    }
-  }
-  EXPECT_EQ(rec.dispatch_count(), 0u);
 }
 TEST_P(GroupNormTable, RejectsATableTooSmallOrNotF32) {
   const DType dt = GetParam();

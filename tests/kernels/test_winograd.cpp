@@ -43,9 +43,6 @@ struct WinoCase {
   // A group norm + SiLU in front, applied by the input transform (kernels::WinogradNorm) from
   // kernels::group_norm_table's statistics; the reference normalizes in float64 first.
   bool norm = false;
-  // > 0: x given as two tensors side by side along C, its first `split` channels and the rest
-  // (the x2 of conv2d_winograd: the UNet's skip concatenation read where it lies).
-  int64_t split = 0;
 };
 
 // The per-output error scale S of the file's header, [B, Ho, Wo, Cout].
@@ -146,18 +143,6 @@ protected:
     ASSERT_EQ(rwo, Wo);
 
     Tensor x = test::device_tensor(device(), dt, {s.B, s.H, s.W, s.Cin}, xv, "x");
-    // The two sources: x's channels [0, split) and [split, Cin), each a tensor of its own.
-    std::unique_ptr<Tensor> xa, xb;
-    if (s.split > 0) {
-      std::vector<float> av, bv2;
-      for (int64_t px = 0; px < s.B * s.H * s.W; ++px) {
-        av.insert(av.end(), xv.begin() + px * s.Cin, xv.begin() + px * s.Cin + s.split);
-        bv2.insert(bv2.end(), xv.begin() + px * s.Cin + s.split, xv.begin() + (px + 1) * s.Cin);
-      }
-      xa = std::make_unique<Tensor>(test::device_tensor(device(), dt, {s.B, s.H, s.W, s.split}, av, "x (first)"));
-      xb = std::make_unique<Tensor>(
-          test::device_tensor(device(), dt, {s.B, s.H, s.W, s.Cin - s.split}, bv2, "x (second)"));
-    }
     Tensor u = test::device_tensor(device(), dt, {s.Cout, 16, s.Cin},
                                    kernels::conv_weight_to_winograd(w_oihw, s.Cout, s.Cin), "u");
     const kernels::WinogradTiling t = kernels::winograd_tiling(*kernels_, x, s.up, s.Cout);
@@ -184,8 +169,7 @@ protected:
       kernels::group_norm_table(*kernels_, rec, x, *gamma, *beta, *table, groups, eps);
       norm = {table.get(), true};
     }
-    kernels::conv2d_winograd(*kernels_, rec, xa ? *xa : x, u, b.get(), y, s.up, r.get(), v, m, s.norm ? &norm : nullptr,
-                             xb.get());
+    kernels::conv2d_winograd(*kernels_, rec, x, u, b.get(), y, s.up, r.get(), v, m, s.norm ? &norm : nullptr);
     rec.finish();
     device().run(rec);
 
@@ -247,25 +231,6 @@ TEST_P(Winograd, TwoChannelTransforms) {
     t.winograd_output_vec = out_vec;
     use_tuning(t);
     check_cases();
-  }
-}
-
-// The input from two tensors side by side along the channels (the UNet's up blocks: the current
-// activation and the skip), with and without the norm, at several split points, one of them where
-// a group straddles the two (12 + 20 channels in 8 groups of 4: channels 12-15).
-TEST_P(Winograd, TwoSourceInput) {
-  //      B   H   W  Cin Cout up bias  residual norm split
-  check({2, 9, 7, 32, 12, 1, true, false, false, 12});
-  check({2, 9, 7, 32, 12, 1, true, false, true, 12});
-  check({1, 20, 24, 40, 136, 1, true, true, true, 16});
-  check({2, 6, 5, 96, 200, 1, false, true, true, 64});
-  check({1, 5, 6, 8, 8, 1, true, false, true, 4});
-  for (int vec : {2, 4}) { // both transform widths: a two-channel vector never straddles the split
-    SCOPED_TRACE("Z123_WINOGRAD_INPUT_VEC=" + std::to_string(vec));
-    Tuning t = device().tuning();
-    t.winograd_input_vec = vec;
-    use_tuning(t);
-    check({1, 14, 16, 24, 128, 1, true, true, true, 8});
   }
 }
 

@@ -88,8 +88,7 @@ TEST(ShaderNames, GroupNorm) {
       for (bool vec4 : {false, true}) expect_declared(kernels::group_norm_split_variant(apply, vec4, dt));
     for (auto stage : {kernels::GroupNormTableStage::Direct, kernels::GroupNormTableStage::Partial,
                        kernels::GroupNormTableStage::Apply})
-      for (bool vec4 : {false, true})
-        for (bool two : {false, true}) expect_declared(kernels::group_norm_table_variant(stage, vec4, dt, two));
+      for (bool vec4 : {false, true}) expect_declared(kernels::group_norm_table_variant(stage, vec4, dt));
   }
 }
 

@@ -31,6 +31,6 @@ std::vector<int64_t> group_norm_resident_evs();
 // The statistics alone as a table (kernels::group_norm_table): the direct stage, or the split
 // path's two (partial statistics, apply = merge into the table).
 enum class GroupNormTableStage { Direct, Partial, Apply };
-std::string group_norm_table_variant(GroupNormTableStage stage, bool vec4, DType dtype, bool two_sources = false);
+std::string group_norm_table_variant(GroupNormTableStage stage, bool vec4, DType dtype);
 
 } // namespace z123::kernels

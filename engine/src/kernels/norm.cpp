@@ -21,7 +21,6 @@ struct GroupNormPush {
   uint32_t row_lanes;
   float eps;
   uint32_t silu;
-  uint32_t Ca; // the channels in x where group_norm_table reads two tensors; C otherwise
 };
 
 struct LayerNormPush {
@@ -186,7 +185,6 @@ GroupNormPush push_for(const GroupNormDims& d, float eps, bool silu) {
   p.cpg = static_cast<uint32_t>(d.cpg);
   p.eps = eps;
   p.silu = silu ? 1u : 0u;
-  p.Ca = p.C;
   return p;
 }
 
@@ -266,40 +264,17 @@ void group_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Ten
   rec.dispatch(apply, bindings, &p, push_bytes, plan.ntiles, static_cast<uint32_t>(B));
 }
 
-namespace {
-
-// x, or with x2 the concatenation [x, x2] along the last dim as a shape (on x's buffer: for the
-// checks and the plan only, never read through). Throws InvalidArgument where x2 does not match x
-// in every dim but the last, or is not of x's dtype.
-Tensor table_input(const char* op, const Tensor& x, const Tensor* x2) {
-  if (!x2) return x;
-  if (x2->shape.size() != x.shape.size() || x.shape.empty() ||
-      !std::equal(x.shape.begin(), x.shape.end() - 1, x2->shape.begin()))
-    throw invalid_argument(std::string(op) + ": x2 " + x2->describe() + " must match x " + x.describe() +
-                           " in every dim but the channels");
-  expect_same_dtype(op, x, *x2);
-  if (x.dim(-1) % 4 != 0 || x2->dim(-1) % 4 != 0)
-    throw invalid_argument(std::string(op) + ": x " + x.describe() + " and x2 " + x2->describe() +
-                           " must have channels in multiples of 4");
-  Tensor whole = x;
-  whole.shape.back() += x2->dim(-1);
-  return whole;
-}
-
-} // namespace
-
-int64_t group_norm_table_floats(const Kernels& kernels, const Tensor& x, int groups, const Tensor* x2) {
-  const Tensor whole = table_input("group_norm_table", x, x2);
-  const GroupNormDims d = group_norm_dims("group_norm_table", whole, groups);
+int64_t group_norm_table_floats(const Kernels& kernels, const Tensor& x, int groups) {
+  const GroupNormDims d = group_norm_dims("group_norm_table", x, groups);
   SplitPlan plan;
   const bool split = table_split(kernels, d, x.dtype, plan);
   return table_floats(d, split, plan);
 }
 
 void group_norm_table(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                      const Tensor& table, int groups, float eps, const Tensor* x2) {
+                      const Tensor& table, int groups, float eps) {
   const char* op = "group_norm_table";
-  const GroupNormDims d = check_group_norm(op, table_input(op, x, x2), gamma, beta, groups);
+  const GroupNormDims d = check_group_norm(op, x, gamma, beta, groups);
   SplitPlan plan;
   const bool split = table_split(kernels, d, x.dtype, plan);
   const int64_t floats = table_floats(d, split, plan);
@@ -307,42 +282,35 @@ void group_norm_table(Kernels& kernels, vk::Recording& rec, const Tensor& x, con
     throw invalid_argument(std::string(op) + ": table " + table.describe() + " must be f32 with at least " +
                            std::to_string(floats) + " values");
   expect_no_alias(op, table, x);
-  if (x2) expect_no_alias(op, table, *x2);
   GroupNormPush p = push_for(d, eps, false);
-  if (x2) p.Ca = static_cast<uint32_t>(x.dim(-1));
-  // Binding 3 is the table, 4 the split path's partials past it: one buffer; 5 the second source
-  // (the two-source stages only).
-  std::vector<vk::Binding> bindings = {vk::in(x.buf()), vk::in(gamma.buf()), vk::in(beta.buf()), vk::out(table.buf()),
-                                       vk::out(table.buf())};
-  if (x2) bindings.push_back(vk::in(x2->buf()));
-  const uint32_t nbind = static_cast<uint32_t>(bindings.size());
+  // Binding 3 is the table, 4 the split path's partials past it: one buffer.
+  const std::vector<vk::Binding> bindings = {vk::in(x.buf()), vk::in(gamma.buf()), vk::in(beta.buf()),
+                                             vk::out(table.buf()), vk::out(table.buf())};
   const uint32_t push_bytes = sizeof p;
   using S = GroupNormTableStage;
   if (!split) {
-    auto& pipe = kernels.pipeline(group_norm_table_variant(S::Direct, d.cpg % 4 == 0, x.dtype, x2 != nullptr), nbind,
-                                  push_bytes, {direct_threads(kernels)});
+    auto& pipe = kernels.pipeline(group_norm_table_variant(S::Direct, d.cpg % 4 == 0, x.dtype), 5, push_bytes,
+                                  {direct_threads(kernels)});
     rec.dispatch(pipe, bindings, &p, push_bytes, static_cast<uint32_t>(d.G), static_cast<uint32_t>(d.B));
     return;
   }
   p.tile_rows = plan.tile_rows;
   p.ntiles = plan.ntiles;
   p.row_lanes = plan.row_lanes;
-  auto& partial = kernels.pipeline(group_norm_table_variant(S::Partial, plan.vec == 4, x.dtype, x2 != nullptr), nbind,
-                                   push_bytes, {plan.threads, plan.partial_cap});
+  auto& partial = kernels.pipeline(group_norm_table_variant(S::Partial, plan.vec == 4, x.dtype), 5, push_bytes,
+                                   {plan.threads, plan.partial_cap});
   rec.dispatch(partial, bindings, &p, push_bytes, plan.ntiles, static_cast<uint32_t>(d.B));
-  if (x2) bindings.pop_back(); // the merge reads the partials only
   // One workgroup per batch merges its partials into the table.
   auto& apply = kernels.pipeline(group_norm_table_variant(S::Apply, plan.vec == 4, x.dtype), 5, push_bytes,
                                  {plan.threads, static_cast<uint32_t>(d.C / plan.vec)});
   rec.dispatch(apply, bindings, &p, push_bytes, 1, static_cast<uint32_t>(d.B));
 }
 
-std::string group_norm_table_variant(GroupNormTableStage stage, bool vec4, DType dtype, bool two_sources) {
+std::string group_norm_table_variant(GroupNormTableStage stage, bool vec4, DType dtype) {
   const char* s = stage == GroupNormTableStage::Direct    ? "direct"
                   : stage == GroupNormTableStage::Partial ? "partial"
                                                           : "apply";
-  const bool cat = two_sources && stage != GroupNormTableStage::Apply; // the merge reads partials only
-  return composed_variant(std::string("group_norm_table_") + s + (vec4 ? "_vec4" : "") + (cat ? "_cat" : ""), dtype);
+  return composed_variant(std::string("group_norm_table_") + s + (vec4 ? "_vec4" : ""), dtype);
 }
 
 std::string group_norm_resident_variant(int64_t ev, DType dtype) {

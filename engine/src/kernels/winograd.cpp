@@ -16,7 +16,7 @@ constexpr int64_t kProducts = kWinogradProducts;
 constexpr uint32_t kThreads = 256; // local_size_x of shaders/winograd.comp
 // Mirror the push blocks of shaders/winograd.comp.
 struct InputPush {
-  uint32_t B, H, W, CV, up, th, tw, rows, norm, CVa;
+  uint32_t B, H, W, CV, up, th, tw, rows, norm;
 };
 struct OutputPush {
   uint32_t B, Ho, Wo, NV, th, tw, rows, flags;
@@ -105,20 +105,12 @@ std::string unet_conv3x3_route(const Kernels& kernels, DType dtype) {
 }
 
 void winograd_input(Kernels& kernels, vk::Recording& rec, const Tensor& x, int upsample, const Tensor& v,
-                    const WinogradNorm* norm, const Tensor* x2) {
+                    const WinogradNorm* norm) {
   const char* op = "winograd_input";
   check_image(op, "x", x);
   check_upsample(op, upsample);
-  if (x2) {
-    check_image(op, "x2", *x2);
-    if (x2->dim(0) != x.dim(0) || x2->dim(1) != x.dim(1) || x2->dim(2) != x.dim(2))
-      throw invalid_argument(std::string(op) + ": x2 " + x2->describe() + " must match x " + x.describe() +
-                             " in every dim but the channels");
-    expect_same_dtype(op, x, *x2);
-    expect_no_alias(op, v, *x2);
-  }
   const WinogradTiling t = tiles_of(x.dim(0), x.dim(1) * upsample, x.dim(2) * upsample);
-  const int64_t C = x.dim(3) + (x2 ? x2->dim(3) : 0), rows = scratch_rows(op, v, t.tiles, C);
+  const int64_t C = x.dim(3), rows = scratch_rows(op, v, t.tiles, C);
   expect_same_dtype(op, x, v);
   expect_no_alias(op, v, x);
   expect_indexable(op, v);
@@ -129,19 +121,15 @@ void winograd_input(Kernels& kernels, vk::Recording& rec, const Tensor& x, int u
                            " values (group_norm_table)");
   if (table) expect_no_alias(op, v, *table);
   const int vec = kernels.tuning().winograd_input_vec;
-  InputPush p{u32(t.B),           u32(x.dim(1)), u32(x.dim(2)),
-              u32(C / vec),       u32(upsample), u32(t.th),
-              u32(t.tw),          u32(rows),     norm ? (norm->silu ? 2u : 1u) : 0u,
-              u32(x.dim(3) / vec)};
-  const vk::Pipeline& pipe = kernels.pipeline(input_variant(vec, x.dtype), 4, sizeof p, {});
+  InputPush p{u32(t.B),     u32(x.dim(1)), u32(x.dim(2)),
+              u32(C / vec), u32(upsample), u32(t.th),
+              u32(t.tw),    u32(rows),     norm ? (norm->silu ? 2u : 1u) : 0u};
+  const vk::Pipeline& pipe = kernels.pipeline(input_variant(vec, x.dtype), 3, sizeof p, {});
   Grid g = wrap_grid(div_up(rows * (C / vec), int64_t{kThreads}));
-  rec.dispatch(
-      pipe,
-      {vk::in(x.buf()), vk::out(v.buf()), vk::in(table ? table->buf() : x.buf()), vk::in(x2 ? x2->buf() : x.buf())}, &p,
-      sizeof p, g.x, g.y, 1,
-      shape_string(x.shape) + (x2 ? "+" + shape_string(x2->shape) : "") +
-          (upsample > 1 ? " up " + std::to_string(upsample) : "") +
-          (norm ? (norm->silu ? "+norm+silu" : "+norm") : ""));
+  rec.dispatch(pipe, {vk::in(x.buf()), vk::out(v.buf()), vk::in(table ? table->buf() : x.buf())}, &p, sizeof p, g.x,
+               g.y, 1,
+               shape_string(x.shape) + (upsample > 1 ? " up " + std::to_string(upsample) : "") +
+                   (norm ? (norm->silu ? "+norm+silu" : "+norm") : ""));
 }
 
 void winograd_output(Kernels& kernels, vk::Recording& rec, const Tensor& m, const Tensor* bias, const Tensor* residual,
@@ -172,17 +160,16 @@ void winograd_output(Kernels& kernels, vk::Recording& rec, const Tensor& m, cons
 
 void conv2d_winograd(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& u, const Tensor* bias,
                      const Tensor& y, int upsample, const Tensor* residual, const Tensor& v, const Tensor& m,
-                     const WinogradNorm* norm, const Tensor* x2) {
+                     const WinogradNorm* norm) {
   const char* op = "conv2d_winograd";
-  const int64_t cin = x.shape.size() == 4 ? x.dim(3) + (x2 && x2->shape.size() == 4 ? x2->dim(3) : 0) : -1;
-  if (u.shape.size() != 3 || x.shape.size() != 4 || u.dim(1) != kProducts || u.dim(2) != cin)
-    throw invalid_argument(std::string(op) + ": weight " + u.describe() + " must be [Cout, 16, " + std::to_string(cin) +
-                           "] (conv_weight_to_winograd)");
+  if (u.shape.size() != 3 || x.shape.size() != 4 || u.dim(1) != kProducts || u.dim(2) != x.dim(3))
+    throw invalid_argument(std::string(op) + ": weight " + u.describe() + " must be [Cout, 16, " +
+                           std::to_string(x.dim(3)) + "] (conv_weight_to_winograd)");
   check_upsample(op, upsample);
   expect_shape(op, "y", y, {x.dim(0), x.dim(1) * upsample, x.dim(2) * upsample, u.dim(0)});
-  if (!winograd_runs(kernels, x.dtype, cin, u.dim(0)))
+  if (!winograd_runs(kernels, x.dtype, x.dim(3), u.dim(0)))
     throw unsupported(std::string(op) + ": " + u.describe() + " on this route (winograd_runs)");
-  winograd_input(kernels, rec, x, upsample, v, norm, x2);
+  winograd_input(kernels, rec, x, upsample, v, norm);
   linear_grouped(kernels, rec, v, u, m);
   winograd_output(kernels, rec, m, bias, residual, y);
 }

@@ -89,7 +89,7 @@ UNetLayout unet_layout(const UNetConfig& c) {
     for (int j = 0; j < layers; ++j) {
       const std::int64_t skip = (j == layers - 1) ? in_ch : out_ch;
       const std::int64_t res_in = (j == 0) ? prev_out : out_ch;
-      UNetLayerDecl l{{b.prefix + ".resnets." + std::to_string(j), res_in + skip, out_ch, res_in}, std::nullopt};
+      UNetLayerDecl l{{b.prefix + ".resnets." + std::to_string(j), res_in + skip, out_ch}, std::nullopt};
       if (cross) l.transformer = transformer_at(c, b.prefix + ".attentions." + std::to_string(j), level);
       b.layers.push_back(std::move(l));
     }

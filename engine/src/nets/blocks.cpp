@@ -24,7 +24,7 @@ bool winograd_form(const Tensor& weight) { return weight.shape.size() == 3; }
 } // namespace
 
 Tensor conv(NetContext& c, const std::string& prefix, const Tensor& x, int64_t cout, int stride, int pad_tl, int pad_br,
-            int upsample, const Tensor* residual, const Tensor* bias, const WinogradNorm* norm, const Tensor* x2) {
+            int upsample, const Tensor* residual, const Tensor* bias, const WinogradNorm* norm) {
   const Tensor& w = c.w.at(prefix + ".weight");
   const Tensor* b = bias ? bias : c.w.find(prefix + ".bias");
   if (winograd_form(w)) {
@@ -32,15 +32,14 @@ Tensor conv(NetContext& c, const std::string& prefix, const Tensor& x, int64_t c
       throw internal_error(prefix + ": a Winograd-form weight on a conv other than 3x3, stride 1, padding 1");
     const WinogradTiling t = winograd_tiling(c.k, x, upsample, cout);
     Tensor y = c.ws.acquire(x.dtype, {t.B, t.Ho, t.Wo, cout}, prefix);
-    Tensor v = c.ws.acquire(x.dtype, {kWinogradProducts * t.rows, w.dim(2)}, prefix + ".winograd_in");
+    Tensor v = c.ws.acquire(x.dtype, {kWinogradProducts * t.rows, x.dim(3)}, prefix + ".winograd_in");
     Tensor m = c.ws.acquire(x.dtype, {kWinogradProducts * t.rows, cout}, prefix + ".winograd_products");
-    conv2d_winograd(c.k, c.rec, x, w, b, y, upsample, residual, v, m, norm, x2);
+    conv2d_winograd(c.k, c.rec, x, w, b, y, upsample, residual, v, m, norm);
     c.ws.release(v);
     c.ws.release(m);
     return y;
   }
   if (norm) throw internal_error(prefix + ": a norm inside the input transform of a conv not in Winograd form");
-  if (x2) throw internal_error(prefix + ": a second input source for a conv not in Winograd form");
   Conv2dParams p{stride, pad_tl, pad_tl, pad_br, pad_br, upsample};
   std::vector<int64_t> shape = conv2d_output_shape(x, w, p);
   if (shape.back() != cout)
@@ -51,17 +50,15 @@ Tensor conv(NetContext& c, const std::string& prefix, const Tensor& x, int64_t c
 }
 
 NormedInput normalize_for_conv(NetContext& c, const std::string& norm_prefix, const std::string& conv_prefix,
-                               const Tensor& x, int groups, float eps, const Tensor* x2) {
+                               const Tensor& x, int groups, float eps) {
   const Tensor& gamma = c.w.at(norm_prefix + ".weight");
   const Tensor& beta = c.w.at(norm_prefix + ".bias");
-  NormedInput in{conv_prefix, {}, {}, {}};
+  NormedInput in{conv_prefix, {}, {}};
   if (winograd_form(c.w.at(conv_prefix + ".weight"))) {
     in.x = x;
-    if (x2) in.x2 = *x2;
-    in.table = c.ws.acquire(DType::F32, {group_norm_table_floats(c.k, x, groups, x2)}, norm_prefix + " statistics");
-    group_norm_table(c.k, c.rec, x, gamma, beta, in.table, groups, eps, x2);
+    in.table = c.ws.acquire(DType::F32, {group_norm_table_floats(c.k, x, groups)}, norm_prefix + " statistics");
+    group_norm_table(c.k, c.rec, x, gamma, beta, in.table, groups, eps);
   } else {
-    if (x2) throw internal_error(conv_prefix + ": a second input source for a conv not in Winograd form");
     in.x = c.ws.acquire(x.dtype, x.shape, norm_prefix);
     group_norm(c.k, c.rec, x, gamma, beta, in.x, groups, eps, true);
   }
@@ -70,26 +67,19 @@ NormedInput normalize_for_conv(NetContext& c, const std::string& norm_prefix, co
 
 Tensor conv_normed(NetContext& c, NormedInput in, int64_t cout, const Tensor* bias, const Tensor* residual) {
   const WinogradNorm norm{&in.table, true};
-  return conv(c, in.conv_prefix, in.x, cout, 1, 1, 1, 1, residual, bias, in.table.buffer ? &norm : nullptr,
-              in.x2.buffer ? &in.x2 : nullptr);
+  return conv(c, in.conv_prefix, in.x, cout, 1, 1, 1, 1, residual, bias, in.table.buffer ? &norm : nullptr);
 }
 
 Tensor resnet_block(NetContext& c, const std::string& prefix, const Tensor& x, int64_t cout, int groups, float eps,
-                    const Tensor* conv1_bias, const Tensor* time_rows, const Tensor* skip) {
+                    const Tensor* conv1_bias, const Tensor* time_rows) {
   const std::string p = prefix + ".";
-  Tensor h = conv_normed(c, normalize_for_conv(c, p + "norm1", p + "conv1", x, groups, eps, skip), cout, conv1_bias);
+  Tensor h = conv_normed(c, normalize_for_conv(c, p + "norm1", p + "conv1", x, groups, eps), cout, conv1_bias);
   if (time_rows) add(c.k, c.rec, h, *time_rows, h); // [B, C] broadcast over [B, H, W, C], in place
   NormedInput n2 = normalize_for_conv(c, p + "norm2", p + "conv2", h, groups, eps);
   c.ws.release(h); // where conv2 reads the norm's output (the VAE), h's slot is free for the shortcut
   Tensor shortcut = x;
-  if (skip) {
-    // [x, skip] · Wᵀ + b = x · W_firstᵀ + b, then + skip · W_secondᵀ.
-    Tensor first = conv(c, p + "conv_shortcut.first", x, cout, 1, 0, 0, 1, nullptr, &c.w.at(p + "conv_shortcut.bias"));
-    shortcut = conv(c, p + "conv_shortcut.second", *skip, cout, 1, 0, 0, 1, &first);
-    c.ws.release(first);
-  } else if (c.w.has(p + "conv_shortcut.weight")) {
-    shortcut = conv(c, p + "conv_shortcut", x, cout, 1, 0, 0);
-  }
+  bool has_shortcut = c.w.has(p + "conv_shortcut.weight");
+  if (has_shortcut) shortcut = conv(c, p + "conv_shortcut", x, cout, 1, 0, 0);
   // conv2 with the residual fused into its epilogue: out = shortcut + conv2(silu(norm2(h))).
   return conv_normed(c, std::move(n2), cout, nullptr, &shortcut);
 }

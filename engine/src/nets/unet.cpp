@@ -105,31 +105,6 @@ std::set<std::string> winograd_convs(const Kernels& k, const UNetLayout& layout,
 
 } // namespace
 
-namespace {
-
-// The up blocks' resnets whose conv1 runs by Winograd read their input [h, skip] where the two lie
-// (resnet_block's skip): their 1x1 shortcut's weight is stored split at h's channels. The skip
-// concatenation's copies took 0.33 ms of GPU time per step on an H200 (bench/NOTES.md session 32).
-std::vector<SplitWeight> shortcut_splits(const UNetLayout& layout, const std::set<std::string>& winograd) {
-  std::vector<SplitWeight> out;
-  for (const UNetBlockDecl& block : layout.up)
-    for (const UNetLayerDecl& layer : block.layers) {
-      const ResnetDecl& r = layer.resnet;
-      if (r.concat_first > 0 && r.has_shortcut() && winograd.count(r.prefix + ".conv1.weight"))
-        out.push_back({r.prefix + ".conv_shortcut", r.concat_first});
-    }
-  return out;
-}
-
-Weights load_weights(Kernels& k, const ModelFolder& folder, DType storage, WeightUploads* deferred,
-                     WeightPlacement placement, const UNetLayout& layout, size_t levels) {
-  const std::set<std::string> winograd = winograd_convs(k, layout, levels, storage, placement);
-  return Weights(k.device(), folder, ModelModule::Unet, storage, placement, deferred, fused_self_attention(layout),
-                 winograd, shortcut_splits(layout, winograd));
-}
-
-} // namespace
-
 // ---------------------------------------------------------------------------------------------
 // One recorded forward pass: the context every block needs, and the reference bookkeeping.
 struct UNet::Pass {
@@ -266,17 +241,15 @@ struct UNet::Pass {
     return out;
   }
 
-  // skip: an up block's resnet whose input [x, skip] is read where it lies (see resnet_block).
-  Tensor resnet(const ResnetDecl& decl, const Tensor& x, const Tensor* skip = nullptr) {
+  Tensor resnet(const ResnetDecl& decl, const Tensor& x) {
     const Tensor* bias = time.find(decl.prefix);
     if (!bias) throw internal_error("UNet pass: no time bias for " + decl.prefix + " (record_time first)");
     const float eps = static_cast<float>(cfg.norm_eps);
-    if (!time.per_row())
-      return resnet_block(c, decl.prefix, x, decl.out_channels, cfg.norm_num_groups, eps, bias, nullptr, skip);
+    if (!time.per_row()) return resnet_block(c, decl.prefix, x, decl.out_channels, cfg.norm_num_groups, eps, bias);
     if (bias->dim(0) != x.dim(0))
       throw internal_error("UNet pass: " + std::to_string(bias->dim(0)) + " rows of time injection for a batch of " +
                            std::to_string(x.dim(0)));
-    return resnet_block(c, decl.prefix, x, decl.out_channels, cfg.norm_num_groups, eps, nullptr, bias, skip);
+    return resnet_block(c, decl.prefix, x, decl.out_channels, cfg.norm_num_groups, eps, nullptr, bias);
   }
 };
 
@@ -284,7 +257,8 @@ struct UNet::Pass {
 UNet::UNet(Kernels& kernels, const ModelFolder& folder, DType storage, WeightUploads* deferred,
            WeightPlacement placement)
     : k_(kernels), config_(folder.configs().unet), layout_(unet_layout(config_)),
-      weights_(load_weights(kernels, folder, storage, deferred, placement, layout_, config_.levels())) {}
+      weights_(kernels.device(), folder, ModelModule::Unet, storage, placement, deferred, fused_self_attention(layout_),
+               winograd_convs(kernels, layout_, config_.levels(), storage, placement)) {}
 
 std::vector<float> UNet::timestep_frequencies(float t) const {
   const int dim = config_.block_out_channels[0];
@@ -414,20 +388,12 @@ void UNet::record(vk::Recording& rec, Workspace& ws, const Tensor& sample, const
       skips.pop_back();
       if (skip.dim(1) != x.dim(1) || skip.dim(2) != x.dim(2))
         throw internal_error(block.prefix + ": skip " + skip.describe() + " does not match " + x.describe());
-      if (weights_.has(layer.resnet.prefix + ".conv_shortcut.first.weight")) {
-        // Read where the two lie (shortcut_splits), not copied together.
-        Tensor h = P.resnet(layer.resnet, x, &skip);
-        ws.release(x);
-        ws.release(skip);
-        x = h;
-      } else {
-        Tensor cat = ws.acquire(dt, {B, x.dim(1), x.dim(2), x.dim(3) + skip.dim(3)}, block.prefix + ".cat");
-        concat_channels(k_, rec, x, skip, cat);
-        ws.release(x);
-        ws.release(skip);
-        x = P.resnet(layer.resnet, cat);
-        ws.release(cat);
-      }
+      Tensor cat = ws.acquire(dt, {B, x.dim(1), x.dim(2), x.dim(3) + skip.dim(3)}, block.prefix + ".cat");
+      concat_channels(k_, rec, x, skip, cat);
+      ws.release(x);
+      ws.release(skip);
+      x = P.resnet(layer.resnet, cat);
+      ws.release(cat);
       if (layer.transformer) {
         x = P.transformer(*layer.transformer, x);
         if (P.done()) return;

@@ -5,7 +5,6 @@
 #include <cstring>
 #include <functional>
 #include <set>
-#include <tuple>
 
 #include "z123/error.hpp"
 #include "z123/half.hpp"
@@ -56,7 +55,7 @@ void WeightUploads::run(vk::Device& device) {
 
 Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule module, DType storage,
                  WeightPlacement placement, WeightUploads* deferred, const std::vector<FusedWeight>& fused,
-                 const std::set<std::string>& winograd, const std::vector<SplitWeight>& split)
+                 const std::set<std::string>& winograd)
     : module_(module), storage_(storage) {
   const SafetensorsFile& file = folder.weights(module);
   std::vector<ExpectedTensor> expected = expected_tensors(module, folder.configs());
@@ -82,17 +81,6 @@ Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule modu
     if (it == by_name.end() || it->second->shape.size() != 4 || it->second->shape[2] != 3 || it->second->shape[3] != 3)
       throw internal_error(name + ": not a 3x3 conv weight of " + module_name(module) + " (Winograd form)");
   }
-  std::map<std::string, int64_t> split_at; // checkpoint name -> the first half's input channels
-  for (const SplitWeight& sw : split) {
-    const std::string name = sw.name + ".weight";
-    auto it = by_name.find(name);
-    if (it == by_name.end() || it->second->shape.size() != 4 || it->second->shape[2] != 1 ||
-        it->second->shape[3] != 1 || sw.first <= 0 || sw.first >= it->second->shape[1] || winograd.count(name) ||
-        fused_part.count(name))
-      throw internal_error(name + ": not a 1x1 conv weight of " + module_name(module) + " to split at input channel " +
-                           std::to_string(sw.first));
-    split_at[name] = sw.first;
-  }
 
   std::vector<vk::UploadJob> jobs;
   jobs.reserve(expected.size());
@@ -102,15 +90,11 @@ Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule modu
     // The turn memory is sized to these tensors as the allocator will place them (256-byte
     // granules), with room for the alignment of each (a fused tensor is smaller than its parts).
     uint64_t total = 0;
-    auto granules = [es](int64_t n) { return ((static_cast<uint64_t>(n) * es + 3) / 4 * 4 + 255) / 256 * 256 + 256; };
     for (const ExpectedTensor& e : expected) {
       int64_t n = 1;
       for (int64_t d : e.shape) n *= d;
       if (winograd.count(e.name)) n = n / 9 * kernels::kWinogradProducts; // [Cout, 16, Cin] for [Cout, Cin, 3, 3]
-      if (auto sp = split_at.find(e.name); sp != split_at.end())          // two tensors
-        total += granules(e.shape[0] * sp->second) + granules(e.shape[0] * (e.shape[1] - sp->second));
-      else
-        total += granules(n);
+      total += ((static_cast<uint64_t>(n) * es + 3) / 4 * 4 + 255) / 256 * 256 + 256;
     }
     device.allocator().reserve_turn_memory(total, std::string(module_name(module)) + " weights (turns)");
     home_.reserve(expected.size());
@@ -165,22 +149,6 @@ Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule modu
                 out += out_row * es;
               }
             });
-      continue;
-    }
-    if (auto sp = split_at.find(e.name); sp != split_at.end()) {
-      // [Cout, Cin, 1, 1] is [Cout, Cin] row by row: each half is a run of every row.
-      const int64_t cout = e.shape[0], cin = e.shape[1];
-      const std::string base = e.name.substr(0, e.name.size() - std::string(".weight").size());
-      for (const auto& [half, c0, n] :
-           {std::tuple{".first", int64_t{0}, sp->second}, std::tuple{".second", sp->second, cin - sp->second}}) {
-        const uint64_t row = static_cast<uint64_t>(n) * es;
-        place(base + half + ".weight", {cout, 1, 1, n}, row,
-              [&view, convert, cin, c0 = c0, n = n, row](std::byte* out, uint64_t first, uint64_t count) {
-                for (uint64_t o = first / row, end = (first + count) / row; o < end; ++o, out += row)
-                  convert(view, o * static_cast<uint64_t>(cin) + static_cast<uint64_t>(c0), 1, out,
-                          static_cast<uint64_t>(n));
-              });
-      }
       continue;
     }
     const bool conv = e.shape.size() == 4;

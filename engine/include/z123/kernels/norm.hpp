@@ -41,14 +41,10 @@ void group_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Ten
 // group_norm's Auto chooses between Direct and Split (never Resident), by the table's own knobs
 // (Tuning::gn_table_direct_max, gn_table_tiles); the split path keeps its partial statistics past
 // the [B, 2, C], so `table` must hold group_norm_table_floats(x, groups) values.
-// x2 (optional): the input's channels after x's, beside it ([..., C2] matching x [..., C1] in every
-// other dim, both multiples of 4 channels): the statistics are then those of the concatenation
-// [x, x2] along C (C1 + C2 channels, the groups spanning both where they fall across), read where
-// the two lie instead of copied together (the UNet's skip concatenation).
 // Throws InvalidArgument on any shape / dtype error, or a table that is too small.
-int64_t group_norm_table_floats(const Kernels& kernels, const Tensor& x, int groups, const Tensor* x2 = nullptr);
+int64_t group_norm_table_floats(const Kernels& kernels, const Tensor& x, int groups);
 void group_norm_table(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                      const Tensor& table, int groups, float eps, const Tensor* x2 = nullptr);
+                      const Tensor& table, int groups, float eps);
 
 // y = (x - mean) / sqrt(var + eps) * gamma + beta over the last dimension.
 //

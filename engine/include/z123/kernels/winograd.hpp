@@ -55,11 +55,9 @@ struct WinogradNorm {
   bool silu = false;
 };
 
-// norm: optional (nullptr: x as it is). x2: optional, the input's channels after x's, [B, H, W, C2]
-// beside x [B, H, W, C1] (the conv then reads their concatenation [B, H, W, C1 + C2] without it
-// being copied together); the norm's table then covers all C1 + C2 channels.
+// norm: optional (nullptr: x as it is).
 void winograd_input(Kernels& kernels, vk::Recording& rec, const Tensor& x, int upsample, const Tensor& v,
-                    const WinogradNorm* norm = nullptr, const Tensor* x2 = nullptr);
+                    const WinogradNorm* norm = nullptr);
 // m [16 * rows, Cout] -> y [B, Ho, Wo, Cout] = the tiles' outputs + bias [Cout] + residual (y's
 // shape), either optional; rows = m.dim(0) / 16 >= the tiles of y.
 void winograd_output(Kernels& kernels, vk::Recording& rec, const Tensor& m, const Tensor* bias, const Tensor* residual,
@@ -67,12 +65,11 @@ void winograd_output(Kernels& kernels, vk::Recording& rec, const Tensor& m, cons
 
 // y = conv3x3(upsample(norm(x)), w, padding 1) + bias + residual, with the weight in Winograd form
 // u [Cout, 16, Cin] (conv_weight_to_winograd) and two scratch tensors of the conv's dtype:
-// v [16 * rows, Cin] and m [16 * rows, Cout] (winograd_tiling); norm and x2 optional
-// (winograd_input: with x2, Cin is both tensors' channels).
+// v [16 * rows, Cin] and m [16 * rows, Cout] (winograd_tiling); norm optional (winograd_input).
 // Throws InvalidArgument on shape or dtype errors, Unsupported where !winograd_runs.
 void conv2d_winograd(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& u, const Tensor* bias,
                      const Tensor& y, int upsample, const Tensor* residual, const Tensor& v, const Tensor& m,
-                     const WinogradNorm* norm = nullptr, const Tensor* x2 = nullptr);
+                     const WinogradNorm* norm = nullptr);
 
 // Host-side transform of a checkpoint 3x3 conv weight [Cout, Cin, 3, 3] (float32 values) to the
 // Winograd form [Cout, 16, Cin]: U = G g Gᵀ per (output, input) channel pair, in double

@@ -23,9 +23,6 @@ namespace z123 {
 struct ResnetDecl {
   std::string prefix; // "down_blocks.0.resnets.1"
   std::int64_t in_channels = 0, out_channels = 0;
-  // An up block's resnet: its input is [h, skip] along C, the first this many channels h's (0
-  // elsewhere).
-  std::int64_t concat_first = 0;
   bool has_shortcut() const { return in_channels != out_channels; }
 };
 

@@ -30,14 +30,8 @@ struct NetContext {
 // instead of a projection and an add per resnet and pass.
 // time_rows: [B, cout], added to conv1's output (after its bias) row by row, or nullptr: the time
 // injection where the batch rows have different timesteps (UNet::record_time_rows).
-// skip: the block's input is the concatenation [x, skip] along C (an up block's), read where the
-// two lie instead of copied together: norm1's statistics and conv1's input transform read both
-// (conv1 in Winograd form), and the shortcut is two GEMMs on the halves of its weight
-// ("<prefix>.conv_shortcut.first/second.weight": Weights' SplitWeight), the second adding the
-// first. Without skip, x is the whole input.
 Tensor resnet_block(NetContext& c, const std::string& prefix, const Tensor& x, int64_t cout, int groups, float eps,
-                    const Tensor* conv1_bias = nullptr, const Tensor* time_rows = nullptr,
-                    const Tensor* skip = nullptr);
+                    const Tensor* conv1_bias = nullptr, const Tensor* time_rows = nullptr);
 
 // Single-head attention out = softmax(q·kᵀ / sqrt(C))·v for q, k, v, out [B, N, C], computed as
 // two GEMMs per chunk of queries (raw fp32 scores through kernels::matmul_f32, a row softmax into
@@ -84,24 +78,21 @@ Tensor vae_attention(NetContext& c, const std::string& prefix, const Tensor& x, 
 // Conv2d by checkpoint prefix ("<prefix>.weight", optional "<prefix>.bias") into a new tensor;
 // bias, where given, replaces the checkpoint's. norm: a group norm applied as the input transform
 // reads x, only for a weight in Winograd form (conv_normed passes it).
-// x2: the input's channels after x's (Winograd form only: kernels::conv2d_winograd's x2).
 Tensor conv(NetContext& c, const std::string& prefix, const Tensor& x, int64_t cout, int stride, int pad_tl, int pad_br,
             int upsample = 1, const Tensor* residual = nullptr, const Tensor* bias = nullptr,
-            const kernels::WinogradNorm* norm = nullptr, const Tensor* x2 = nullptr);
+            const kernels::WinogradNorm* norm = nullptr);
 
 // The input of a 3x3 conv (stride 1, padding 1) after silu(GroupNorm(x)), the norm by checkpoint
 // prefix: where the conv's weight is in Winograd form, x itself and only the norm's statistics
 // (kernels::group_norm_table), which its input transform applies as it reads x, so the norm's
 // output never goes through memory; elsewhere the norm's output, written. Holds x only where the
 // conv reads it, so a caller that drops its own handle frees x's slot on the other route.
-// x2: the input's channels after x's, beside it (resnet_block's skip); Winograd form only.
 struct NormedInput {
   std::string conv_prefix;
   Tensor x, table; // table empty: x is the norm's output
-  Tensor x2;       // the channels after x's (no buffer: none)
 };
 NormedInput normalize_for_conv(NetContext& c, const std::string& norm_prefix, const std::string& conv_prefix,
-                               const Tensor& x, int groups, float eps, const Tensor* x2 = nullptr);
+                               const Tensor& x, int groups, float eps);
 // The conv of normalize_for_conv's input.
 Tensor conv_normed(NetContext& c, NormedInput in, int64_t cout, const Tensor* bias = nullptr,
                    const Tensor* residual = nullptr);

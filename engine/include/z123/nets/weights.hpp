@@ -57,25 +57,15 @@ struct FusedWeight {
   std::vector<std::string> parts; // checkpoint names, all 2-D with the same dim 1
 };
 
-// A 1x1 conv weight [Cout, Cin, 1, 1] stored as two tensors split along its input channels, the
-// whole not stored: "<name>.first.weight" [Cout, 1, 1, first] and "<name>.second.weight"
-// [Cout, 1, 1, Cin - first], for two GEMMs on the two halves of a concatenation that is never
-// copied together (nets::resnet_block's skip: an up block's conv_shortcut).
-struct SplitWeight {
-  std::string name; // "…conv_shortcut" (the checkpoint's "…conv_shortcut.weight")
-  int64_t first = 0;
-};
-
 class Weights {
 public:
   // deferred: collect the uploads there instead of uploading before returning (the tensors
   // exist, with undefined contents, until deferred->run()). fused: see FusedWeight. winograd:
   // checkpoint names of 3x3 conv weights stored in Winograd form instead, [Cout, 16, Cin]
-  // (kernels::conv_weight_to_winograd, transformed while loading), under the same name. split:
-  // see SplitWeight.
+  // (kernels::conv_weight_to_winograd, transformed while loading), under the same name.
   Weights(vk::Device& device, const ModelFolder& folder, ModelModule module, DType storage,
           WeightPlacement placement = {}, WeightUploads* deferred = nullptr, const std::vector<FusedWeight>& fused = {},
-          const std::set<std::string>& winograd = {}, const std::vector<SplitWeight>& split = {});
+          const std::set<std::string>& winograd = {});
 
   // Copies the host copies of weights that take turns back into their device tensors (nothing
   // for other placements).
