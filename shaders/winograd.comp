@@ -14,7 +14,9 @@
 // across the workgroup); the transforms are adds and subtracts in fp32, rounded once to the
 // storage type. Two channels halve an invocation's registers (the input transform holds its 16
 // patch values at once: 80 registers with four channels, 24 warps an SM on an H200), for twice the
-// invocations (Tuning::winograd_input_vec, winograd_output_vec).
+// invocations (Tuning::winograd_input_vec, winograd_output_vec). On an H200 that made the input
+// transform slower (36.4 -> 39.2 us at level 0, at 46 registers) and the output one 3% faster,
+// the step unchanged, so four stays the default (bench/NOTES.md session 32).
 // The input transform may apply the group norm (and SiLU) before the conv as it reads x: its
 // statistics come as a per-channel table (kernels::group_norm_table), so the norm's output never
 // goes through memory.

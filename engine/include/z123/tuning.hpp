@@ -108,7 +108,9 @@ struct Tuning {
   // what its weights cost in memory (16/9 the size) can be measured apart.
   int64_t conv_winograd_max_cout = 0;
   // Z123_WINOGRAD_INPUT_VEC=4|2, Z123_WINOGRAD_OUTPUT_VEC=4|2: channels each invocation of the
-  // Winograd input (output) transform moves. Two halve its registers for twice the invocations.
+  // Winograd input (output) transform moves. Two halve its registers for twice the invocations
+  // (on an H200 the input transform slower, the output one 3% faster, the step unchanged:
+  // bench/NOTES.md session 32).
   int winograd_input_vec = 4;
   int winograd_output_vec = 4;
 
