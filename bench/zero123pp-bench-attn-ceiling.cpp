@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -115,11 +116,13 @@ int main(int argc, char** argv) {
       const int64_t d = 64, C = s.heads * d;
       Tensor q = random_tensor(dev, {s.b, s.nq, C}, "q"), kt = random_tensor(dev, {s.b, s.nk, C}, "k"),
              v = random_tensor(dev, {s.b, s.nk, C}, "v");
-      // The reference pass's self-attention has no second source (a row made, never read).
-      const int64_t rows2 = std::max<int64_t>(s.nk2, 1);
-      Tensor k2 = random_tensor(dev, {s.b, rows2, C}, "k2"), v2 = random_tensor(dev, {s.b, rows2, C}, "v2");
-      const AttnOperand k2op = s.nk2 ? AttnOperand{&k2} : AttnOperand{},
-                        v2op = s.nk2 ? AttnOperand{&v2} : AttnOperand{};
+      // The reference pass's self-attention has no second source.
+      std::optional<Tensor> k2, v2;
+      if (s.nk2) {
+        k2 = random_tensor(dev, {s.b, s.nk2, C}, "k2");
+        v2 = random_tensor(dev, {s.b, s.nk2, C}, "v2");
+      }
+      const AttnOperand k2op = k2 ? AttnOperand{&*k2} : AttnOperand{}, v2op = v2 ? AttnOperand{&*v2} : AttnOperand{};
       Tensor o = make_tensor(dev, DType::F16, {s.b, s.nq, C}, "o");
       const AttentionParams p{s.heads, d, 0.0f, false};
       const std::string kernel = choose_attention_kernel(k, DType::F16, d, false, true, s.nq, s.heads * s.b).shader;

@@ -22,12 +22,10 @@ struct OutputPush {
   uint32_t B, Ho, Wo, NV, th, tw, rows, flags;
 };
 
-// The transforms' pipelines for `vec` channels per invocation (Tuning::winograd_input_vec,
-// winograd_output_vec; 4 or 2, both divide the channels: check_image).
-std::string input_variant(int vec, DType dtype) {
-  return vec == 2 ? variant("winograd_input_v2", dtype) : variant("winograd_input", dtype);
-}
-std::string output_variant(int vec, DType dtype) {
+// The input (or output) transform's pipeline for `vec` channels per invocation
+// (Tuning::winograd_input_vec, winograd_output_vec; 4 or 2, both divide the channels: check_image).
+std::string transform_variant(bool input, int vec, DType dtype) {
+  if (input) return vec == 2 ? variant("winograd_input_v2", dtype) : variant("winograd_input", dtype);
   return vec == 2 ? variant("winograd_output_v2", dtype) : variant("winograd_output", dtype);
 }
 
@@ -124,7 +122,7 @@ void winograd_input(Kernels& kernels, vk::Recording& rec, const Tensor& x, int u
   InputPush p{u32(t.B),     u32(x.dim(1)), u32(x.dim(2)),
               u32(C / vec), u32(upsample), u32(t.th),
               u32(t.tw),    u32(rows),     norm ? (norm->silu ? 2u : 1u) : 0u};
-  const vk::Pipeline& pipe = kernels.pipeline(input_variant(vec, x.dtype), 3, sizeof p, {});
+  const vk::Pipeline& pipe = kernels.pipeline(transform_variant(true, vec, x.dtype), 3, sizeof p, {});
   Grid g = wrap_grid(div_up(rows * (C / vec), int64_t{kThreads}));
   rec.dispatch(pipe, {vk::in(x.buf()), vk::out(v.buf()), vk::in(table ? table->buf() : x.buf())}, &p, sizeof p, g.x,
                g.y, 1,
@@ -150,7 +148,7 @@ void winograd_output(Kernels& kernels, vk::Recording& rec, const Tensor& m, cons
   const int vec = kernels.tuning().winograd_output_vec;
   OutputPush p{u32(t.B),  u32(t.Ho), u32(t.Wo), u32(N / vec),
                u32(t.th), u32(t.tw), u32(rows), (bias ? 1u : 0u) | (residual ? 2u : 0u)};
-  const vk::Pipeline& pipe = kernels.pipeline(output_variant(vec, y.dtype), 4, sizeof p, {});
+  const vk::Pipeline& pipe = kernels.pipeline(transform_variant(false, vec, y.dtype), 4, sizeof p, {});
   Grid g = wrap_grid(div_up(t.tiles * (N / vec), int64_t{kThreads}));
   rec.dispatch(pipe,
                {vk::in(m.buf()), vk::in(bias ? bias->buf() : m.buf()), vk::in(residual ? residual->buf() : m.buf()),
