@@ -72,12 +72,6 @@ layout(constant_id = 0) const bool VEC8 = false;
 // away (this kernel's loop slowed with code that never ran, bench/NOTES.md session 14).
 layout(constant_id = 9) const bool GROUPED = false;
 #define GEMM_GROUPED_WEIGHTS GROUPED
-// Persistent workgroups (Tuning::gemm_persistent): a grid of as many workgroups as the SMs hold
-// at once, each taking tiles t, t + grid, ... in the order the hardware would launch them, and
-// issuing the next tile's first global loads during its current tile's last K step, so they are
-// in flight through the epilogue instead of starting cold in a new workgroup. Whole K only.
-// False: the loop below runs once and the tile is the workgroup's (the driver folds the rest).
-layout(constant_id = 10) const bool PERSISTENT = false;
 #include "common/gemm_tile_loader.glsl"
 
 // Tiles in 16-byte units (8 halves). Rows are padded by one unit (80-byte stride) so the eight
@@ -176,119 +170,91 @@ void staged8(uint unit, out float v[8]) {
                uintBitsToFloat(hi.x), uintBitsToFloat(hi.y), uintBitsToFloat(hi.z), uintBitsToFloat(hi.w));
 }
 
-// The tile origin of linear tile index t (persistent workgroups): column tiles fastest, the
-// hardware's launch order for the non-persistent grid (x = column tile, y = row tile).
-void set_tile(uint t, uint col_tiles) {
-  tile_m0 = (t / col_tiles) * BM;
-  tile_n0 = (t % col_tiles) * BN;
-}
-
 void main() {
   // With split K, z is the K range, and the few row tiles all fit in y.
   uint m_tile = SPLIT_K ? gl_WorkGroupID.y : gemm_m_tile();
   uint k_begin = SPLIT_K ? gl_WorkGroupID.z * G_K_CHUNK : 0u;
   uint k_end = SPLIT_K ? min(G_K, k_begin + G_K_CHUNK) : G_K;
-  uint col_tiles = (pc.N + BN - 1u) / BN, tiles = col_tiles * ((pc.M + BM - 1u) / BM);
-  uint t = gl_WorkGroupID.x;
-  if (PERSISTENT) {
-    set_tile(t, col_tiles);
-  } else {
-    tile_m0 = m_tile * BM;
-    tile_n0 = gl_WorkGroupID.x * BN;
-  }
+  tile_m0 = m_tile * BM;
+  tile_n0 = gl_WorkGroupID.x * BN;
   if (tile_m0 >= pc.M) return; // whole workgroup leaves together: barriers stay uniform
 
   uint warp = gl_SubgroupID;
   uint warp_m = warp / WARPS_N, warp_n = warp % WARPS_N;
 
   init_tile_rows();
+
+  CM_F32ACC acc[FM][FN];
+  [[unroll]] for (int i = 0; i < FM; ++i)
+    [[unroll]] for (int j = 0; j < FN; ++j) acc[i][j] = CM_F32ACC(0.0);
+
   // k_chunk is a multiple of BK, so a K step never straddles two ranges; loads zero-fill past K.
   load_tiles(k_begin);
   uint stage = 0;
-  for (;;) {
-    // The loader's tile moves on during the last K step; the epilogue writes this one.
-    uint out_m0 = tile_m0, out_n0 = tile_n0;
-    uint next = t + gl_NumWorkGroups.x;
-    bool more = PERSISTENT && next < tiles;
-
-    CM_F32ACC acc[FM][FN];
-    [[unroll]] for (int i = 0; i < FM; ++i)
-      [[unroll]] for (int j = 0; j < FN; ++j) acc[i][j] = CM_F32ACC(0.0);
-
-    CM_F16A a[FM];
-    CM_F16B b[FN];
-    for (uint k0 = k_begin; k0 < k_end; k0 += BK) {
-      uint base = stage * STAGE_UNITS;
-      store_tiles(base);
-      barrier();
-      if (k0 + BK < k_end) { // in flight during the matrix ops below
-        load_tiles(k0 + BK);
-      } else if (more) { // the next tile's first step, in flight through this tile's epilogue
-        set_tile(next, col_tiles);
-        init_tile_rows();
-        load_tiles(k_begin);
-      }
-      [[unroll]] for (uint kk = 0; kk < BK; kk += CM_K) {
-        [[unroll]] for (int i = 0; i < FM; ++i)
-          cmLoad(a[i], smem, base + (warp_m * WM + i * CM_M) * LDS + kk / 8, LDS, CM_ROW_MAJOR);
-        // W tile rows are output columns with K contiguous: B = W^T read column-major.
-        [[unroll]] for (int j = 0; j < FN; ++j)
-          cmLoad(b[j], smem, base + B_BASE + (warp_n * WN + j * CM_N) * LDS + kk / 8, LDS, CM_COL_MAJOR);
-        [[unroll]] for (int i = 0; i < FM; ++i)
-          [[unroll]] for (int j = 0; j < FN; ++j) acc[i][j] = cmMulAdd(a[i], b[j], acc[i][j]);
-      }
-      // With two buffers the next step writes the other one, which every subgroup finished
-      // reading before the barrier above; one buffer must be drained first.
-      if (STAGES == 1) barrier();
-      stage = (stage + 1) % STAGES;
+  CM_F16A a[FM];
+  CM_F16B b[FN];
+  for (uint k0 = k_begin; k0 < k_end; k0 += BK) {
+    uint base = stage * STAGE_UNITS;
+    store_tiles(base);
+    barrier();
+    if (k0 + BK < k_end) load_tiles(k0 + BK); // in flight during the matrix ops below
+    [[unroll]] for (uint kk = 0; kk < BK; kk += CM_K) {
+      [[unroll]] for (int i = 0; i < FM; ++i)
+        cmLoad(a[i], smem, base + (warp_m * WM + i * CM_M) * LDS + kk / 8, LDS, CM_ROW_MAJOR);
+      // W tile rows are output columns with K contiguous: B = W^T read column-major.
+      [[unroll]] for (int j = 0; j < FN; ++j)
+        cmLoad(b[j], smem, base + B_BASE + (warp_n * WN + j * CM_N) * LDS + kk / 8, LDS, CM_COL_MAJOR);
+      [[unroll]] for (int i = 0; i < FM; ++i)
+        [[unroll]] for (int j = 0; j < FN; ++j) acc[i][j] = cmMulAdd(a[i], b[j], acc[i][j]);
     }
-    barrier(); // the epilogue staging reuses the tile memory
+    // With two buffers the next step writes the other one, which every subgroup finished
+    // reading before the barrier above; one buffer must be drained first.
+    if (STAGES == 1) barrier();
+    stage = (stage + 1) % STAGES;
+  }
+  barrier(); // the epilogue staging reuses the tile memory
 
-    // Epilogue, one fragment row (CM_M x WN per subgroup) at a time through shared memory: the
-    // lanes take its 8-column runs in row order (consecutive lanes, consecutive 32-byte stores),
-    // as many passes as the subgroup's width needs. Each subgroup stages in its own area, so
-    // subgroup barriers order its stores and loads: the subgroups run on unevenly instead of
-    // stopping the workgroup twice per fragment row.
-    uint lane = gl_SubgroupInvocationID;
-    uint stg = warp * CM_M * STG;
-    [[unroll]] for (int i = 0; i < FM; ++i) {
-      [[unroll]] for (int j = 0; j < FN; ++j) cmStore(acc[i][j], smem, stg + j * (CM_N / 4), STG, CM_ROW_MAJOR);
-      subgroupMemoryBarrierShared();
-      subgroupBarrier();
-      // A constant trip count: a loop the compiler cannot unroll would leave the enclosing one
-      // rolled too, and the accumulators indexed dynamically (in memory: ~3x slower on an H100).
+  // Epilogue, one fragment row (CM_M x WN per subgroup) at a time through shared memory: the
+  // lanes take its 8-column runs in row order (consecutive lanes, consecutive 32-byte stores),
+  // as many passes as the subgroup's width needs. Each subgroup stages in its own area, so
+  // subgroup barriers order its stores and loads: the subgroups run on unevenly instead of
+  // stopping the workgroup twice per fragment row.
+  uint lane = gl_SubgroupInvocationID;
+  uint stg = warp * CM_M * STG;
+  [[unroll]] for (int i = 0; i < FM; ++i) {
+    [[unroll]] for (int j = 0; j < FN; ++j) cmStore(acc[i][j], smem, stg + j * (CM_N / 4), STG, CM_ROW_MAJOR);
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+    // A constant trip count: a loop the compiler cannot unroll would leave the enclosing one
+    // rolled too, and the accumulators indexed dynamically (in memory: ~3x slower on an H100).
 #ifdef GEGLU_OK
-      if (gemm_geglu()) { // a constant per pipeline: each lane takes a value run and its gate run
-        [[unroll]] for (uint q8 = 0; q8 < (EPI_RUNS_PER_LANE + 1) / 2; ++q8) {
-          uint pair = lane + q8 * SUBGROUP_SIZE; // value runs are the even-numbered pairs of 8 ...
-          if (pair < CM_M * (WN / 16)) {
-            uint r = pair / (WN / 16), p = pair % (WN / 16);
-            uint q = p / (GEGLU_UNIT / 8) * (2 * GEGLU_UNIT / 8) + p % (GEGLU_UNIT / 8); // ... of each 2 x unit
-            uint unit = stg + r * STG + q * 2;
-            float v[8], g[8];
-            staged8(unit, v);
-            staged8(unit + GEGLU_UNIT / 4, g); // the gate run, GEGLU_UNIT columns (4 per unit) on
-            store8_geglu(out_m0 + warp_m * WM + i * CM_M + r, out_n0 + warp_n * WN + q * 8, v, g);
-          }
-        }
-      } else
-#endif
-      {
-        [[unroll]] for (uint q8 = 0; q8 < EPI_RUNS_PER_LANE; ++q8) {
-          uint run = lane + q8 * SUBGROUP_SIZE;
-          if (run < CM_M * (WN / 8)) {
-            uint r = run / (WN / 8), q = run % (WN / 8);
-            float v[8];
-            staged8(stg + r * STG + q * 2, v);
-            store8(out_m0 + warp_m * WM + i * CM_M + r, out_n0 + warp_n * WN + q * 8, v);
-          }
+    if (gemm_geglu()) { // a constant per pipeline: each lane takes a value run and its gate run
+      [[unroll]] for (uint t = 0; t < (EPI_RUNS_PER_LANE + 1) / 2; ++t) {
+        uint pair = lane + t * SUBGROUP_SIZE; // value runs are the even-numbered pairs of 8 ...
+        if (pair < CM_M * (WN / 16)) {
+          uint r = pair / (WN / 16), p = pair % (WN / 16);
+          uint q = p / (GEGLU_UNIT / 8) * (2 * GEGLU_UNIT / 8) + p % (GEGLU_UNIT / 8); // ... of each 2 x unit
+          uint unit = stg + r * STG + q * 2;
+          float v[8], g[8];
+          staged8(unit, v);
+          staged8(unit + GEGLU_UNIT / 4, g); // the gate run, GEGLU_UNIT columns (4 per unit) on
+          store8_geglu(tile_m0 + warp_m * WM + i * CM_M + r, tile_n0 + warp_n * WN + q * 8, v, g);
         }
       }
-      subgroupMemoryBarrierShared(); // every lane has read the staging before it is overwritten
-      subgroupBarrier();
+    } else
+#endif
+    {
+      [[unroll]] for (uint t = 0; t < EPI_RUNS_PER_LANE; ++t) {
+        uint run = lane + t * SUBGROUP_SIZE;
+        if (run < CM_M * (WN / 8)) {
+          uint r = run / (WN / 8), q = run % (WN / 8);
+          float v[8];
+          staged8(stg + r * STG + q * 2, v);
+          store8(tile_m0 + warp_m * WM + i * CM_M + r, tile_n0 + warp_n * WN + q * 8, v);
+        }
+      }
     }
-    if (!more) break;
-    t = next;
-    barrier(); // every subgroup's staging read before the next tile's first step overwrites it
+    subgroupMemoryBarrierShared(); // every lane has read the staging before it is overwritten
+    subgroupBarrier();
   }
 }

@@ -86,23 +86,6 @@ protected:
         checks();
       }
   }
-  // Runs `checks` with persistent workgroups (Tuning::gemm_persistent) on grids of 1 and 3
-  // workgroups, so that every workgroup takes several tiles of these small problems and loads the
-  // next one's first K step during the last; skips where the case's path has no such kernel (the
-  // KHR cooperative-matrix GEMM is the one).
-  template <typename Checks>
-  void for_each_persistent_grid(Checks checks) {
-    if (GetParam().path != kernels::Path::KhrCoopMat || GetParam().dtype != DType::F16)
-      GTEST_SKIP() << "persistent workgroups are the fp16 KHR cooperative-matrix GEMM's";
-    for (uint32_t groups : {1u, 3u}) {
-      SCOPED_TRACE("Z123_GEMM_PERSIST=1 Z123_GEMM_PERSIST_GROUPS=" + std::to_string(groups));
-      Tuning t = device().tuning();
-      t.gemm_persistent = true;
-      t.gemm_persistent_groups = groups;
-      use_tuning(t);
-      checks();
-    }
-  }
   // Runs `checks` once per Tuning::gemm_fixed_geometry mode (all, taps, k, none) on the kernel
   // that reads it for this case: the cooperative-matrix GEMM on its paths, the tiled portable
   // one (64 x 64, packed products) for portable fp16; portable fp32's plain kernel ignores it.

@@ -151,11 +151,6 @@ TEST_P(Conv2d, EveryFixedGeometry) {
     check({1, 7, 9, 24, 40, 1, 1}, kernels::conv_pad(0), true, true, Epilogue::None);
   });
 }
-// Persistent workgroups (for_each_persistent_grid): the tile loader's cases, whose conv rows the
-// workgroup sets up again for each next tile.
-TEST_P(Conv2d, PersistentWorkgroups) {
-  for_each_persistent_grid([&] { check_tile_loader_cases(); });
-}
 TEST_P(Conv2d, Stride2WideTilesGelu) {
   Tuning wide = device().tuning();
   wide.gemm_cm2_tile_n = 256;

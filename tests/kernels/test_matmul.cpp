@@ -275,18 +275,6 @@ TEST_P(Linear, EveryFixedGeometry) {
   });
 }
 
-// Persistent workgroups (for_each_persistent_grid): partial tiles in M and N, a K within one K
-// step, several K steps with a tail, GEGLU's paired epilogue, and the 64-row tiling's own grid.
-TEST_P(Linear, PersistentWorkgroups) {
-  for_each_persistent_grid([&] {
-    check({37}, 45, 33, true, false, Epilogue::Gelu);
-    check({300}, 136, 260, true, true, Epilogue::Silu);
-    check({2, 150}, 96, 320, true, true, Epilogue::Gelu);
-    check_geglu({2, 150}, 64, 160, true);
-    check({2100}, 72, 136, true, false, Epilogue::None);
-  });
-}
-
 INSTANTIATE_TEST_SUITE_P(Gemm, Linear, ::testing::ValuesIn(test::gemm_test_cases()),
                          [](const auto& param_info) { return test::gemm_case_name(param_info.param); });
 

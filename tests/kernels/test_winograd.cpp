@@ -234,11 +234,6 @@ TEST_P(Winograd, TwoChannelTransforms) {
   }
 }
 
-// Persistent workgroups on the grouped GEMM: each next tile may lie in another weight group.
-TEST_P(Winograd, PersistentWorkgroups) {
-  for_each_persistent_grid([&] { check_cases(); });
-}
-
 // Split K on the grouped GEMM (forced: lavapipe's rule never splits).
 TEST_P(Winograd, PortableSplitK) {
   kernels::detail::force_portable_split_k_for_testing(3);

@@ -45,8 +45,7 @@ TEST(Tuning, ReadsEveryKnob) {
       r("Z123_ATTN_TILED_INVOCATIONS", "128"), s("Z123_GEMM_FIXED_GEOMETRY", "k"), u("Z123_REFERENCE_QUEUE", "shared"),
       v("Z123_MAIN_PRESUBMIT", "0"), w("Z123_CONV_WINOGRAD", "on"), x("Z123_REFERENCE_STEPS", "1"),
       y("Z123_GN_DIRECT_THREADS", "128"), z("Z123_CONV_WINOGRAD_MAX_COUT", "640"),
-      a2("Z123_GN_TABLE_DIRECT_MAX", "8192"), b2("Z123_GN_TABLE_TILES", "200"), c2("Z123_GEMM_PERSIST", "1"),
-      d2("Z123_GEMM_PERSIST_GROUPS", "3");
+      a2("Z123_GN_TABLE_DIRECT_MAX", "8192"), b2("Z123_GN_TABLE_TILES", "200");
   const Tuning t = Tuning::from_environment();
   EXPECT_TRUE(t.force_portable);
   EXPECT_EQ(t.matmul_path, kernels::Path::NvCoopMat2);
@@ -56,8 +55,6 @@ TEST(Tuning, ReadsEveryKnob) {
   EXPECT_EQ(t.portable_arith, Tuning::PortableArith::Fp32);
   EXPECT_EQ(t.gemm_tile, "t64x128");
   EXPECT_FALSE(t.gemm_split_k);
-  EXPECT_TRUE(t.gemm_persistent);
-  EXPECT_EQ(t.gemm_persistent_groups, 3u);
   EXPECT_EQ(t.gemm_cm2_tile_n, 256u);
   EXPECT_EQ(t.gemm_fixed_geometry, Tuning::GemmFixedGeometry::K);
   EXPECT_EQ(t.attn_variant, "khrcm_cv");
@@ -108,8 +105,6 @@ TEST(Tuning, RefusesBadValuesNamingTheVariableAndTheValues) {
   expect_refused("Z123_PORTABLE_ARITH", "fp16", {"packed|fp32"});
   expect_refused("Z123_GEMM_TILE", "t64x64", {"default", "t64x128", "t128x64"});
   expect_refused("Z123_GEMM_SPLITK", "off", {"0|1"});
-  expect_refused("Z123_GEMM_PERSIST", "on", {"0|1"});
-  expect_refused("Z123_GEMM_PERSIST_GROUPS", "0", {"whole number from 1"});
   expect_refused("Z123_GEMM_CM2_TILE_N", "64", {"128|256"});
   expect_refused("Z123_GEMM_FIXED_GEOMETRY", "hw", {"all|taps|k|none"});
   expect_refused("Z123_ATTN_VARIANT", "nvcm", {"khrcm|khrcm_cv"});

@@ -37,13 +37,6 @@ struct Tuning {
   std::string gemm_tile;
   // Z123_GEMM_SPLITK=0: no split K on the cooperative-matrix GEMMs.
   bool gemm_split_k = true;
-  // Z123_GEMM_PERSIST=1: the KHR GEMMs with K whole run as persistent workgroups (as many as the
-  // SMs hold at once, each looping over tiles and loading the next tile's first K step during the
-  // current one's epilogue: gemm_coopmat.comp) where they have more tiles than that.
-  bool gemm_persistent = false;
-  // Z123_GEMM_PERSIST_GROUPS=N: with gemm_persistent, a grid of N workgroups instead (tests: small
-  // problems whose workgroups each take several tiles); 0: as many as the SMs hold.
-  uint32_t gemm_persistent_groups = 0;
   // Z123_GEMM_CM2_TILE_N=128|256: the NV coopmat2 GEMM's tile width; 0: chosen per shape.
   uint32_t gemm_cm2_tile_n = 0;
   // Z123_GEMM_FIXED_GEOMETRY=all|taps|k|none: what the tiled GEMM kernels' pipelines fix as

@@ -210,12 +210,6 @@ const CoopTile kKhrTall{"_t256x64", 2 * kCoopTileM, kSmallTile};
 // khr_short_tiles_win.
 const CoopTile kKhrShort{"_t96x128", 96, kCoopTileN};
 
-// How many workgroups of a KHR tiling an SM runs at once: the 4-subgroup 64-wide tilings several
-// (their wave rule's count), every other one (8-16 subgroups at up to 128-170 registers) one.
-uint32_t khr_tiles_per_sm(const CoopTile& t) {
-  return t.suffix == kKhrRows64.suffix || t.suffix == kKhrCols64.suffix ? kSmallTilesPerSm : 1;
-}
-
 // The tilings Tuning::gemm_tile (Z123_GEMM_TILE=<name>) may pick instead of the automatic choice
 // (for measuring them on a GPU): the default 128 x 128 and those of shaders/variants/gemm.cmake.
 const std::vector<CoopTile>& khr_tilings() {
@@ -623,20 +617,9 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     const uint32_t splits =
         p.geglu ? 1 : coopmat_split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K, default_tiles);
     const uint32_t k_chunk = splits_k(splits, row_tiles) ? split_k_chunk(push.K, splits) : 0;
-    // Persistent workgroups (Tuning::gemm_persistent): a grid the SMs hold at once, where the
-    // tiles are more than that; spec constant 10 of gemm_coopmat.comp.
-    const uint32_t forced_groups = kernels.tuning().gemm_persistent_groups;
-    const uint64_t resident = forced_groups ? forced_groups : uint64_t{sms} * khr_tiles_per_sm(tile);
-    const bool persist = kernels.tuning().gemm_persistent && k_chunk == 0 && !narrow && resident != 0 &&
-                         uint64_t{row_tiles} * col_tiles > resident;
-    std::vector<uint32_t> spec = tiled_gemm_spec(kernels, push, p.conv, k_chunk, true);
-    spec.push_back(persist ? 1u : 0u);
-    const vk::Pipeline& pipe = kernels.pipeline(composed_variant(base + cm.api + tile.suffix + cm.shape, x.dtype), 5,
-                                                sizeof push, spec, cm.subgroup);
-    if (persist) {
-      rec.dispatch(pipe, bindings, &push, sizeof push, static_cast<uint32_t>(resident), 1, 1, shape);
-      return;
-    }
+    const vk::Pipeline& pipe =
+        kernels.pipeline(composed_variant(base + cm.api + tile.suffix + cm.shape, x.dtype), 5, sizeof push,
+                         tiled_gemm_spec(kernels, push, p.conv, k_chunk, true), cm.subgroup);
     record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles, splits, x.dtype, shape);
     return;
   }

@@ -55,7 +55,6 @@ Tuning Tuning::from_environment() {
     t.coopmat_shape = v;
   }
 
-  constexpr int64_t kMaxPersistentGroups = 65535;
   using PG = PortableGemm;
   t.portable_gemm = choice<PG>("Z123_PORTABLE_GEMM",
                                {{"tiled", PG::Tiled128}, {"tiled64", PG::Tiled64}, {"plain", PG::Plain}}, PG::Auto);
@@ -66,8 +65,6 @@ Tuning Tuning::from_environment() {
     t.gemm_tile = v;
   }
   t.gemm_split_k = flag("Z123_GEMM_SPLITK", true);
-  t.gemm_persistent = flag("Z123_GEMM_PERSIST", false);
-  t.gemm_persistent_groups = static_cast<uint32_t>(positive("Z123_GEMM_PERSIST_GROUPS", 0, kMaxPersistentGroups));
   t.gemm_cm2_tile_n = choice<uint32_t>("Z123_GEMM_CM2_TILE_N", {{"128", 128}, {"256", 256}}, 0);
   using GF = GemmFixedGeometry;
   t.gemm_fixed_geometry = choice<GF>(
