@@ -3,8 +3,14 @@
 // recording, and GPU timestamps.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "support/check.hpp"
 #include "support/vk_env.hpp"
 #include "z123/error.hpp"
+#include "z123/vk/profiler.hpp"
 #include "z123/vk/recording.hpp"
 
 using namespace z123;
@@ -138,6 +144,48 @@ TEST_F(Dispatch, LevelsKeepEveryDependenceAndRunChainsSideBySide) {
       ASSERT_EQ(gz[i], 1.0f) << i;
     }
   }
+}
+
+// Z123_PROFILE_LEVELS: one profile line per level of a recording ordered by levels, named by its
+// commands, one call per run. The knob is read once per process (as ctest runs each test).
+TEST_F(Dispatch, LevelProfileHasALinePerLevel) {
+  test::ScopedEnv env("Z123_PROFILE_LEVELS", "1");
+  if (!vk::Profiler::levels_requested()) GTEST_SKIP() << "the knob was read earlier in this process";
+  if (!device().info().timestamps) GTEST_SKIP() << "no timestamps on this device";
+  const uint32_t n = 4096, groups = n / kGroup;
+  auto& a = device().allocator();
+  vk::Buffer bx = a.create_buffer(n * 4, vk::MemoryUsage::DeviceLocal, "x");
+  vk::Buffer by = a.create_buffer(n * 4, vk::MemoryUsage::DeviceLocal, "y");
+  vk::Buffer bz = a.create_buffer(n * 4, vk::MemoryUsage::DeviceLocal, "z");
+  vk::Recording rec(device());
+  rec.order_by_levels();
+  AxpyPush p{n, 1.0f};
+  FillPush f{n, 0, 1};
+  rec.dispatch(fill_pipeline(device()), {vk::out(bx)}, &f, sizeof f, groups, 1, 1, "x");        // level 0
+  rec.dispatch(fill_pipeline(device()), {vk::out(by)}, &f, sizeof f, groups, 1, 1, "y");        // level 0
+  rec.dispatch(axpy_pipeline(device()), {vk::in(bx), vk::out(by)}, &p, sizeof p, groups, 1, 1); // level 1
+  rec.copy(by, bz, n * 4);                                                                      // level 2
+  rec.finish();
+  ASSERT_TRUE(rec.profiled());
+  vk::Profiler profiler;
+  for (int run = 0; run < 2; ++run) {
+    device().run(rec);
+    rec.fold_profile(profiler);
+  }
+  char* text = nullptr;
+  size_t size = 0;
+  std::FILE* out = open_memstream(&text, &size);
+  profiler.print(out, "levels");
+  std::fclose(out);
+  const std::string table(text, size);
+  std::free(text);
+  const std::string fill = "fill_u32 [" + std::to_string(groups) + "x1x1]";
+  for (const std::string& line :
+       {"level 0: | " + fill + " x | " + fill + " y", "level 1: | axpy_f32 [" + std::to_string(groups) + "x1x1]",
+        std::string("level 2: | copy")})
+    EXPECT_NE(table.find(line), std::string::npos) << "no line '" << line << "' in\n" << table;
+  EXPECT_EQ(table.find("level 3"), std::string::npos) << table;
+  EXPECT_NE(table.find("in 3 kernel/grid kinds"), std::string::npos) << table;
 }
 
 TEST_F(Dispatch, RecordingReplaysAndFillRestartsEachTime) {

@@ -132,6 +132,8 @@ const char* kernel_path_word(kernels::Path p);
 // (worker_threads; 0 when unset). Same errors as Tuning::from_environment.
 bool validation_from_environment();
 bool profiling_from_environment();
+// Z123_PROFILE_LEVELS=1 (vk::Profiler::levels_requested).
+bool level_profiling_from_environment();
 unsigned threads_from_environment();
 
 } // namespace z123

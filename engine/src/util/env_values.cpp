@@ -33,6 +33,7 @@ int64_t positive(const char* name, int64_t fallback, int64_t max) {
 // The process-wide knobs of z123/tuning.hpp.
 bool validation_from_environment() { return env_values::flag("Z123_VALIDATION"); }
 bool profiling_from_environment() { return env_values::flag("Z123_PROFILE"); }
+bool level_profiling_from_environment() { return env_values::flag("Z123_PROFILE_LEVELS"); }
 unsigned threads_from_environment() { return static_cast<unsigned>(env_values::positive("Z123_THREADS", 0, 1024)); }
 
 } // namespace z123

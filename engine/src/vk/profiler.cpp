@@ -12,6 +12,11 @@ bool Profiler::requested() {
   return on;
 }
 
+bool Profiler::levels_requested() {
+  static const bool on = level_profiling_from_environment();
+  return on;
+}
+
 void Profiler::add(const std::string& label, double ms) {
   std::lock_guard<std::mutex> lock(mutex_);
   Entry& e = entries_[label];

@@ -77,6 +77,7 @@ Recording::~Recording() {
   device_.forget(this);
   if (queries_) vkDestroyQueryPool(device_.handle(), queries_, nullptr);
   if (profile_queries_) vkDestroyQueryPool(device_.handle(), profile_queries_, nullptr);
+  if (level_queries_) vkDestroyQueryPool(device_.handle(), level_queries_, nullptr);
   std::lock_guard<std::mutex> lock(device_.pool_mutex(role_));
   vkFreeCommandBuffers(device_.handle(), device_.command_pool(role_), 1, &cmd_);
 }
@@ -121,10 +122,19 @@ void Recording::order_by_levels() {
     throw internal_error("order_by_levels after commands were recorded");
   if (profile_queries_ || queries_) return; // timed: each command's time must be its own
   by_levels_ = true;
+  // Side-queue recordings are not profiled (as for Z123_PROFILE): the device folds the main
+  // queue's submissions.
+  if (Profiler::levels_requested() && device_.info().timestamps && role_ == QueueRole::Main) {
+    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = kProfileQueries;
+    check(vkCreateQueryPool(device_.handle(), &qi, nullptr, &level_queries_), "vkCreateQueryPool");
+    vkCmdResetQueryPool(cmd_, level_queries_, 0, kProfileQueries);
+  }
 }
 
 void Recording::place(const std::vector<VkBuffer>& reads, const std::vector<VkBuffer>& writes,
-                      std::function<void(VkCommandBuffer)> command) {
+                      std::function<void(VkCommandBuffer)> command, const std::string& label) {
   if (finished_) throw internal_error("command recorded into a finished recording");
   auto after = [](const std::map<VkBuffer, size_t>& m, VkBuffer h) {
     auto it = m.find(h);
@@ -137,6 +147,10 @@ void Recording::place(const std::vector<VkBuffer>& reads, const std::vector<VkBu
   for (VkBuffer h : writes) after_write_[h] = level + 1;
   if (levels_.size() <= level) levels_.resize(level + 1);
   levels_[level].push_back(std::move(command));
+  if (level_queries_) {
+    if (level_commands_.size() <= level) level_commands_.resize(level + 1);
+    level_commands_[level].push_back(label);
+  }
 }
 
 void Recording::track(const Buffer* buffer, bool written) {
@@ -201,17 +215,17 @@ void Recording::dispatch(const Pipeline& pipeline, const std::vector<Binding>& b
                          constants.data());
     vkCmdDispatch(cmd, gx, gy, gz);
   };
+  dispatch_labels_.push_back(pipeline.name + " [" + std::to_string(gx) + "x" + std::to_string(gy) + "x" +
+                             std::to_string(gz) + "]" + (detail.empty() ? "" : " " + detail));
   if (by_levels_) {
     std::vector<VkBuffer> read, written;
     for (const Binding& b : bindings) (b.written ? written : read).push_back(b.buffer->handle());
-    place(read, written, std::move(command));
+    place(read, written, std::move(command), dispatch_labels_.back());
   } else {
     defer(std::move(command));
     for (const Binding& b : bindings) track(b.buffer, b.written);
   }
   dispatches_++;
-  dispatch_labels_.push_back(pipeline.name + " [" + std::to_string(gx) + "x" + std::to_string(gy) + "x" +
-                             std::to_string(gz) + "]" + (detail.empty() ? "" : " " + detail));
   if (profile_queries_) profile_mark(dispatch_labels_.back());
 }
 
@@ -224,15 +238,20 @@ void Recording::profile_mark(const std::string& label) {
 }
 
 void Recording::fold_profile(Profiler& profiler) const {
-  if (!profile_queries_ || profile_labels_.empty()) return;
-  std::vector<uint64_t> ticks(profile_labels_.size() + 1);
-  check(vkGetQueryPoolResults(device_.handle(), profile_queries_, 0, static_cast<uint32_t>(ticks.size()),
-                              ticks.size() * sizeof(uint64_t), ticks.data(), sizeof(uint64_t),
-                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
-        "vkGetQueryPoolResults");
-  double period_ms = device_.info().timestamp_period_ns * 1e-6;
-  for (size_t i = 0; i < profile_labels_.size(); ++i)
-    profiler.add(profile_labels_[i], static_cast<double>(ticks[i + 1] - ticks[i]) * period_ms);
+  // Interval i of `labels` ends at query i + 1 of `pool`.
+  auto fold = [&](VkQueryPool pool, const std::vector<std::string>& labels) {
+    if (!pool || labels.empty()) return;
+    std::vector<uint64_t> ticks(labels.size() + 1);
+    check(vkGetQueryPoolResults(device_.handle(), pool, 0, static_cast<uint32_t>(ticks.size()),
+                                ticks.size() * sizeof(uint64_t), ticks.data(), sizeof(uint64_t),
+                                VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+          "vkGetQueryPoolResults");
+    double period_ms = device_.info().timestamp_period_ns * 1e-6;
+    for (size_t i = 0; i < labels.size(); ++i)
+      profiler.add(labels[i], static_cast<double>(ticks[i + 1] - ticks[i]) * period_ms);
+  };
+  fold(profile_queries_, profile_labels_);
+  fold(level_queries_, level_labels_);
 }
 
 void Recording::copy(const Buffer& src, const Buffer& dst, VkDeviceSize bytes, VkDeviceSize src_offset,
@@ -246,7 +265,7 @@ void Recording::copy(const Buffer& src, const Buffer& dst, VkDeviceSize bytes, V
     vkCmdCopyBuffer(cmd, s, d, 1, &region);
   };
   if (by_levels_) {
-    place({src.handle()}, {dst.handle()}, std::move(command));
+    place({src.handle()}, {dst.handle()}, std::move(command), "copy");
     return;
   }
   if (written_since_barrier_.count(src.handle()) || written_since_barrier_.count(dst.handle()) ||
@@ -264,7 +283,7 @@ void Recording::fill(const Buffer& dst, uint32_t value, VkDeviceSize offset, VkD
     vkCmdFillBuffer(cmd, d, offset, bytes, value);
   };
   if (by_levels_) {
-    place({}, {dst.handle()}, std::move(command));
+    place({}, {dst.handle()}, std::move(command), "fill");
     return;
   }
   if (written_since_barrier_.count(dst.handle()) || read_since_barrier_.count(dst.handle())) barrier();
@@ -298,16 +317,26 @@ void Recording::finish() {
   pending_.clear();
   pending_.shrink_to_fit();
   bool first = true;
-  for (auto& level : levels_) {
-    if (level.empty()) continue; // below an explicit barrier's floor: nothing came there
+  for (size_t l = 0; l < levels_.size(); ++l) {
+    if (levels_[l].empty()) continue; // below an explicit barrier's floor: nothing came there
     if (!first) {
       write_barrier(cmd_);
       ++barriers_;
+    } else if (level_queries_) {
+      vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, level_queries_, 0);
     }
     first = false;
-    for (auto& command : level) command(cmd_);
+    for (auto& command : levels_[l]) command(cmd_);
+    if (level_queries_ && level_labels_.size() + 1 < kProfileQueries) { // when the level's work is done
+      std::string label = "level " + std::to_string(level_labels_.size()) + ":";
+      for (const std::string& c : level_commands_[l]) label += " | " + c;
+      level_labels_.push_back(label);
+      vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, level_queries_,
+                          static_cast<uint32_t>(level_labels_.size()));
+    }
   }
   levels_.clear();
+  level_commands_.clear();
   after_write_.clear();
   after_read_.clear();
   // Make every write visible to the host (downloads read mapped memory after the wait).

@@ -18,6 +18,14 @@ class Profiler {
 public:
   // Z123_PROFILE set to anything but "" or "0" (read once per process).
   static bool requested();
+  // Z123_PROFILE_LEVELS set to anything but "" or "0" (read once per process): main-queue
+  // recordings ordered by levels (vk::Recording::order_by_levels) keep that order, the passes
+  // their queues, and write one timestamp after each level, so the table gets one line per level
+  // ("level N: its commands' labels") with the time the level took in the real schedule, the
+  // other queue's work beside it included. Where Z123_PROFILE times each command alone, in
+  // recorded order, this shows which levels the step spends its time in, and how long each
+  // level's small kernels hold the queue.
+  static bool levels_requested();
 
   void add(const std::string& label, double ms);
   bool empty() const;

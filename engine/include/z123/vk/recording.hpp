@@ -89,14 +89,15 @@ public:
 
   // Z123_PROFILE (z123/vk/profiler.hpp): whether this recording times each of its commands, and
   // after a submission completed, adds those times to `profiler`.
-  bool profiled() const { return profile_queries_ != VK_NULL_HANDLE; }
+  // Z123_PROFILE_LEVELS (Profiler::levels_requested): a line per level instead.
+  bool profiled() const { return profile_queries_ != VK_NULL_HANDLE || level_queries_ != VK_NULL_HANDLE; }
   void fold_profile(class Profiler& profiler) const;
 
 private:
   void track(const Buffer* buffer, bool written);
   // Ordered by levels: files `command`, which reads `reads` and writes `writes`, at its level.
   void place(const std::vector<VkBuffer>& reads, const std::vector<VkBuffer>& writes,
-             std::function<void(VkCommandBuffer)> command);
+             std::function<void(VkCommandBuffer)> command, const std::string& label);
   void defer(std::function<void(VkCommandBuffer)> command);
   void profile_mark(const std::string& label);
   VkDescriptorSet allocate_set(VkDescriptorSetLayout layout, uint32_t buffers);
@@ -116,6 +117,7 @@ private:
   // explicit barrier raises it).
   bool by_levels_ = false;
   std::vector<std::vector<std::function<void(VkCommandBuffer)>>> levels_;
+  std::vector<std::vector<std::string>> level_commands_; // Z123_PROFILE_LEVELS: labels per level
   std::map<VkBuffer, size_t> after_write_, after_read_;
   size_t floor_ = 0;
   bool finished_ = false;
@@ -123,7 +125,9 @@ private:
   size_t dispatches_ = 0, barriers_ = 0;
   std::vector<std::string> dispatch_labels_;
   VkQueryPool profile_queries_ = VK_NULL_HANDLE;
-  std::vector<std::string> profile_labels_; // interval i ends at query i + 1
+  std::vector<std::string> profile_labels_;    // interval i ends at query i + 1
+  VkQueryPool level_queries_ = VK_NULL_HANDLE; // Z123_PROFILE_LEVELS
+  std::vector<std::string> level_labels_;      // level i's interval ends at query i + 1
 };
 
 } // namespace z123::vk
