@@ -365,6 +365,31 @@ void DataMovement::check_concat(int64_t Ca, int64_t Cb) {
   EXPECT_TRUE(test::all_close(download(device(), y), want, 0.0, 0.0));
 }
 
+// Ordered by levels, the concat of a just-made tensor a with an older b follows a's producer by
+// one level (b's copy goes beside that producer), not two: the UNet's skip concat on the step's
+// chain (bench/NOTES.md session 33).
+TEST_P(DataMovement, ConcatChannelsOneLevelAfterTheNewerSource) {
+  SCOPED_TRACE(trace());
+  const int64_t B = 2, HW = 6, Ca = 8, Cb = 12;
+  std::vector<float> av, bv;
+  Tensor a0 = input({B, HW, Ca}, av, -1.0f, 1.0f, 0);
+  Tensor b = input({B, HW, Cb}, bv, -1.0f, 1.0f, 1);
+  Tensor a = output({B, HW, Ca}), y = output({B, HW, Ca + Cb});
+  vk::Recording rec(device());
+  rec.order_by_levels();
+  kernels::cast(*kernels_, rec, a0, a); // level 0: a made (b was made before the recording)
+  kernels::concat_channels(*kernels_, rec, a, b, y);
+  rec.finish();
+  EXPECT_EQ(rec.barrier_count(), 1u); // b's copy at level 0 beside a's producer, a's at level 1
+  device().run(rec);
+  std::vector<double> want;
+  for (int64_t p = 0; p < B * HW; ++p) {
+    want.insert(want.end(), av.begin() + p * Ca, av.begin() + (p + 1) * Ca);
+    want.insert(want.end(), bv.begin() + p * Cb, bv.begin() + (p + 1) * Cb);
+  }
+  EXPECT_TRUE(test::all_close(download(device(), y), want, 0.0, 0.0));
+}
+
 TEST_P(DataMovement, CopyChannelsLeavesOtherChannels) {
   SCOPED_TRACE(trace());
   const int64_t B = 2, HW = 11, Cx = 5, Cy = 12, offset = 4;

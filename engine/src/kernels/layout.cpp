@@ -146,8 +146,12 @@ void concat_channels(Kernels& kernels, vk::Recording& rec, const Tensor& a, cons
   std::vector<int64_t> want = a.shape;
   want.back() = a.dim(-1) + b.dim(-1);
   expect_shape(op, "y", y, want);
-  copy_channels(kernels, rec, a, y, 0);
+  // b first: the two copies write the same buffer, so a recording ordered by levels puts the
+  // second one level after the first. In the UNet's up path b is the skip, made long before, and a
+  // the tensor just made: this way b's copy can take an early level and only a's follows its
+  // producer, one level on the step's chain instead of two (bench/NOTES.md session 33).
   copy_channels(kernels, rec, b, y, a.dim(-1));
+  copy_channels(kernels, rec, a, y, 0);
 }
 
 void image_to_rgba8(Kernels& kernels, vk::Recording& rec, const Tensor& x, const vk::Buffer& rgba, float unscale) {
