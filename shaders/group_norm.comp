@@ -40,12 +40,17 @@
 // has read the partials (a barrier separates the two), so no workgroup reads a number another
 // has overwritten. The host sizes tiles so that a tile holds T x G pairs.
 //
-// TABLE_OUT (DIRECT, PARTIAL and APPLY): the statistics as an fp32 table [B, 2, C] instead of y,
+// TABLE_OUT (DIRECT and PARTIAL): the statistics as an fp32 table [B, 2, C] instead of y,
 // y = x * table[b][0][c] + table[b][1][c] (SiLU is the reader's), for a kernel that applies the
 // norm while it reads x (kernels::group_norm_table: the Winograd input transform). Binding 3
 // and 4 are both the table's buffer; the split path's partials follow the table there,
-// [B, T, G] (mean, M2) pairs written once, and APPLY runs one workgroup per batch that merges
-// them and writes the table.
+// [B, T, G] (mean, M2) pairs written once. There is no APPLY dispatch: the last PARTIAL
+// workgroup of each batch to finish merges them and writes the table, so the table takes one
+// level of a recording ordered by levels instead of two (a ~10 us dispatch of two workgroups on
+// the UNet step's chain, 13 a step; bench/NOTES.md session 33). Each workgroup counts itself in
+// counters[pc.counter + b] (binding 5) after its partials; the one that brings the count to T
+// merges, then sets the counter back to zero for the next run (Kernels::take_counters gives every
+// recorded call slots of its own, zero before the first run).
 #ifdef STAGE_RESIDENT
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -106,7 +111,11 @@ layout(std430, binding = 3) writeonly buffer Table { float tab[]; };
 #else
 layout(std430, binding = 3) writeonly buffer Y { STORE_V y[]; };
 #endif
-#ifndef STAGE_RESIDENT
+#if defined(TABLE_OUT) && defined(STAGE_PARTIAL)
+// Coherent: the last workgroup reads what the others wrote in this dispatch.
+layout(std430, binding = 4) coherent buffer WS { float ws[]; }; // the table's buffer as words
+layout(std430, binding = 5) coherent buffer Counters { uint counters[]; };
+#elif !defined(STAGE_RESIDENT)
 layout(std430, binding = 4) buffer WS { float ws[]; }; // y's buffer seen as fp32 words
 #endif
 
@@ -116,6 +125,7 @@ layout(push_constant) uniform Push {
   uint row_lanes;         // PARTIAL: row lanes (row_lanes * min(C / VEC, W) <= W)
   float eps;
   uint silu;
+  uint counter; // TABLE_OUT PARTIAL: this call's first counter slot (one per batch)
 } pc;
 
 // Split path: rows of tile k (the last one takes the remainder) and the word where tile k's copy
@@ -250,8 +260,58 @@ void main() {
 }
 #endif
 
+#if defined(STAGE_APPLY) || (defined(STAGE_PARTIAL) && defined(TABLE_OUT))
+shared vec3 part[gl_WorkGroupSize.x];
+
+// Merges the T x G partials of batch b's copy in tile k (TABLE_OUT: its one copy) into each
+// group's (mean, rstd) in part[g]: thread (g, lane) takes tiles lane, lane + lanes, ...; then
+// thread g merges the lanes. Every read of the copy happens here, before the barriers that
+// precede the first write of y.
+void merge_partials(uint b, uint k) {
+  uint t = gl_LocalInvocationID.x, W = gl_WorkGroupSize.x;
+  // About sqrt(T) lanes per group: as many serial merges per lane as per group afterwards.
+  uint lanes = clamp(uint(ceil(sqrt(float(pc.ntiles)))), 1u, W / pc.G); // W / G >= 1: host keeps G <= W
+  uint g = t % pc.G, lane = t / pc.G;
+  uint src = partials_word(b, k);
+  vec3 acc = vec3(0.0);
+  if (lane < lanes)
+    for (uint j = lane; j < pc.ntiles; j += lanes) {
+      uint o = src + 2u * (j * pc.G + g);
+      acc = merge(acc, vec3(float(tile_row_count(j) * pc.cpg), ws[o], ws[o + 1u]));
+    }
+  part[t] = acc;
+  barrier();
+  if (t < pc.G) {
+    vec3 st = part[t];
+    for (uint l = 1; l < lanes; ++l) st = merge(st, part[l * pc.G + t]);
+    part[t] = vec3(st.y, inversesqrt(st.z / st.x + pc.eps), 0.0); // (mean, rstd)
+  }
+  barrier();
+}
+
+// Channel vector cv's (a, d) = (rstd * gamma, beta - mean * a) from part[] (merge_partials).
+void channel_ad(uint cv, out VT a, out VT d) {
+  for (uint e = 0; e < VEC; ++e) {
+    uint c = cv * VEC + e;
+    vec3 ms = part[c / pc.cpg];
+    float ae = ms.y * LOAD(gamma[c]);
+    float de = LOAD(beta[c]) - ms.x * ae;
+#if VEC == 4
+    a[e] = ae;
+    d[e] = de;
+#else
+    a = ae;
+    d = de;
+#endif
+  }
+}
+#endif
+
 #ifdef STAGE_PARTIAL
 shared vec2 chstat[CAP]; // (mean, M2) per (row lane, channel) over this tile, later per group
+#ifdef TABLE_OUT
+shared bool last_of_batch;
+#endif
 
 void main() {
   uint k = gl_WorkGroupID.x, b = gl_WorkGroupID.y, t = gl_LocalInvocationID.x;
@@ -328,58 +388,41 @@ void main() {
     ws[o] = chstat[g].x;
     ws[o + 1u] = chstat[g].y;
   }
+#ifdef TABLE_OUT
+  // The last workgroup of batch b merges every tile's partials into the table (see the top).
+  memoryBarrierBuffer(); // this workgroup's partials are visible before it is counted
+  barrier();
+  if (t == 0u) last_of_batch = atomicAdd(counters[pc.counter + b], 1u) + 1u == pc.ntiles;
+  barrier();
+  if (!last_of_batch) return; // the whole workgroup: last_of_batch is shared
+  memoryBarrierBuffer();      // the other workgroups' partials, counted before this one
+  merge_partials(b, 0u);
+  for (uint cv = t; cv < pc.C / VEC; cv += W) {
+    VT a, d;
+    channel_ad(cv, a, d);
+    for (uint e = 0; e < VEC; ++e) write_table(b, cv * VEC + e, component(a, e), component(d, e));
+  }
+  if (t == 0u) counters[pc.counter + b] = 0u; // zero again for the next run
+#endif
 }
 #endif
 
 #ifdef STAGE_APPLY
+#ifdef TABLE_OUT
+#error "the table's merge runs in its PARTIAL stage's last workgroup"
+#endif
 shared VT tab_a[CAP], tab_d[CAP]; // per channel vector: y = x * a + d
-shared vec3 part[gl_WorkGroupSize.x];
 
 void main() {
   uint k = gl_WorkGroupID.x, b = gl_WorkGroupID.y, t = gl_LocalInvocationID.x;
   uint W = gl_WorkGroupSize.x;
   uint CV = pc.C / VEC;
-  // 1. Merge the T x G partials of this tile's copy: thread (g, lane) takes tiles lane, lane +
-  //    lanes, ...; then thread g merges the lanes. Every read of the copy happens here, before the
-  //    barriers that precede the first write of y.
-  // About sqrt(T) lanes per group: as many serial merges per lane as per group afterwards.
-  uint lanes = clamp(uint(ceil(sqrt(float(pc.ntiles)))), 1u, W / pc.G); // W / G >= 1: host keeps G <= W
-  uint g = t % pc.G, lane = t / pc.G;
-  uint src = partials_word(b, k);
-  vec3 acc = vec3(0.0);
-  if (lane < lanes)
-    for (uint j = lane; j < pc.ntiles; j += lanes) {
-      uint o = src + 2u * (j * pc.G + g);
-      acc = merge(acc, vec3(float(tile_row_count(j) * pc.cpg), ws[o], ws[o + 1u]));
-    }
-  part[t] = acc;
-  barrier();
-  if (t < pc.G) {
-    vec3 st = part[t];
-    for (uint l = 1; l < lanes; ++l) st = merge(st, part[l * pc.G + t]);
-    part[t] = vec3(st.y, inversesqrt(st.z / st.x + pc.eps), 0.0); // (mean, rstd)
-  }
-  barrier();
+  // 1. Merge the T x G partials of this tile's copy.
+  merge_partials(b, k);
   // 2. The per-channel table.
   for (uint cv = t; cv < CV; cv += W) {
     VT a, d;
-    for (uint e = 0; e < VEC; ++e) {
-      uint c = cv * VEC + e;
-      vec3 ms = part[c / pc.cpg];
-      float ae = ms.y * LOAD(gamma[c]);
-      float de = LOAD(beta[c]) - ms.x * ae;
-#if VEC == 4
-      a[e] = ae;
-      d[e] = de;
-#else
-      a = ae;
-      d = de;
-#endif
-    }
-#ifdef TABLE_OUT
-    for (uint e = 0; e < VEC; ++e) write_table(b, cv * VEC + e, component(a, e), component(d, e));
-  }
-#else
+    channel_ad(cv, a, d);
     tab_a[cv] = a;
     tab_d[cv] = d;
   }
@@ -409,7 +452,6 @@ void main() {
     for (uint e = 0; e < 4u; ++e)
       if (ok[e]) y[idx[e]] = STORE_V(finish(v[e] * tab_a[ch[e]] + tab_d[ch[e]]));
   }
-#endif
 }
 #endif
 

@@ -15,8 +15,9 @@ foreach(dt f32 f16)
     z123_shader(NAME group_norm_${s}_vec4_${dt} SOURCE group_norm.comp DEFINES STAGE_${stage} VEC=4 ${defs})
   endforeach()
   # The statistics alone, as a per-channel table for a kernel that applies the norm as it reads
-  # (kernels::group_norm_table), on the direct and the split path.
-  foreach(stage DIRECT PARTIAL APPLY)
+  # (kernels::group_norm_table), on the direct and the split path (whose PARTIAL stage's last
+  # workgroup merges: no APPLY stage).
+  foreach(stage DIRECT PARTIAL)
     string(TOLOWER ${stage} s)
     z123_shader(NAME group_norm_table_${s}_${dt} SOURCE group_norm.comp DEFINES STAGE_${stage} TABLE_OUT ${defs})
     z123_shader(NAME group_norm_table_${s}_vec4_${dt} SOURCE group_norm.comp

@@ -276,9 +276,10 @@ TEST_P(GroupNorm, RejectsBadArguments) {
 // statistics are fp32 sums of x as stored.
 class GroupNormTable : public NormTest {
 protected:
-  // Returns the number of dispatches (1: direct, 2: split).
+  // Returns the number of dispatches (1 on either path). `runs`: the recording replayed that many
+  // times, the table poisoned before each run (the split path's counters must be zero again).
   size_t check_table(const std::vector<int64_t>& shape, int groups, bool split, float center = 0.0f,
-                     float spread = 2.0f) {
+                     float spread = 2.0f, int runs = 1) {
     const uint64_t seed = test::test_seed();
     SCOPED_TRACE("seed " + std::to_string(seed) + " (Z123_TEST_SEED), shape " + shape_string(shape) + ", groups " +
                  std::to_string(groups) + (split ? ", split" : ", direct"));
@@ -291,24 +292,28 @@ protected:
     const int64_t floats = kernels::group_norm_table_floats(k, in.x, groups);
     EXPECT_EQ(floats > 2 * B * C, split) << "the split path keeps its partials past the table";
     Tensor table = make_tensor(device(), DType::F32, {floats}, "table");
-    test::poison(device(), table);
     vk::Recording rec(device());
     kernels::group_norm_table(k, rec, in.x, in.gamma, in.beta, table, groups, 1e-6f);
-    device().run(rec);
-    const std::vector<float> tab = download(device(), table);
-    std::vector<float> got(xv.size());
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t r = 0; r < HW; ++r)
-        for (int64_t c = 0; c < C; ++c) {
-          const size_t i = static_cast<size_t>((b * HW + r) * C + c);
-          got[i] = static_cast<float>(double(xv[i]) * tab[size_t((2 * b) * C + c)] + tab[size_t((2 * b + 1) * C + c)]);
-        }
     auto want = ref::group_norm(xv, in.gv, in.bv, B, HW, C, groups, 1e-6, false);
-    // A centre of 100: the fp32 mean carries a few ulp(100) = 7.6e-6 (more where the split path
-    // merges its partials), which rstd * gamma (up to 1.5 / 0.58 = 2.6) carries into every output:
-    // up to ~1.5e-4 (1.15e-4 seen on lavapipe).
-    const Tol tol = center != 0.0f ? Tol{2e-4, 1e-5} : Tol{2e-5, 1e-5};
-    EXPECT_TRUE(test::all_close(got, want, tol.atol, tol.rtol));
+    for (int run = 1; run <= runs; ++run) {
+      SCOPED_TRACE("run " + std::to_string(run));
+      test::poison(device(), table);
+      device().run(rec);
+      const std::vector<float> tab = download(device(), table);
+      std::vector<float> got(xv.size());
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t r = 0; r < HW; ++r)
+          for (int64_t c = 0; c < C; ++c) {
+            const size_t i = static_cast<size_t>((b * HW + r) * C + c);
+            got[i] =
+                static_cast<float>(double(xv[i]) * tab[size_t((2 * b) * C + c)] + tab[size_t((2 * b + 1) * C + c)]);
+          }
+      // A centre of 100: the fp32 mean carries a few ulp(100) = 7.6e-6 (more where the split path
+      // merges its partials), which rstd * gamma (up to 1.5 / 0.58 = 2.6) carries into every output:
+      // up to ~1.5e-4 (1.15e-4 seen on lavapipe).
+      const Tol tol = center != 0.0f ? Tol{2e-4, 1e-5} : Tol{2e-5, 1e-5};
+      EXPECT_TRUE(test::all_close(got, want, tol.atol, tol.rtol));
+    }
     return rec.dispatch_count();
   }
 };
@@ -318,10 +323,49 @@ TEST_P(GroupNormTable, Direct) {
   EXPECT_EQ(check_table({2, 63, 30}, 6, false), 1u);   // one
   EXPECT_EQ(check_table({1, 5, 600}, 2, false), 1u);   // wide groups
 }
+// One dispatch: the last workgroup of each batch merges (group_norm.comp TABLE_OUT).
 TEST_P(GroupNormTable, Split) {
-  EXPECT_EQ(check_table({2, 40, 30, 64}, 32, true), 2u);
-  EXPECT_EQ(check_table({2, 1203, 96}, 32, true), 2u); // the last tile takes the remainder
-  EXPECT_EQ(check_table({2, 45, 15}, 3, true), 2u);    // scalar accesses
+  EXPECT_EQ(check_table({2, 40, 30, 64}, 32, true), 1u);
+  EXPECT_EQ(check_table({2, 1203, 96}, 32, true), 1u); // the last tile takes the remainder
+  EXPECT_EQ(check_table({2, 45, 15}, 3, true), 1u);    // scalar accesses
+}
+// Replayed: the kernel leaves its counters at zero, so every run merges again.
+TEST_P(GroupNormTable, SplitReplays) { check_table({3, 40, 30, 64}, 32, true, 0.0f, 2.0f, 3); }
+// Two tables recorded side by side (independent inputs, one level): each takes counter slots of its
+// own, so neither merges the other's partials nor merges early.
+TEST_P(GroupNormTable, SplitSideBySide) {
+  Tuning tuning = kernels_->tuning();
+  tuning.gn_table_direct_max = 1;
+  kernels::Kernels k(device(), tuning);
+  const int groups = 8;
+  const uint64_t seed = test::test_seed();
+  const GroupNormInputs a = group_norm_inputs({2, 50, 40}, seed, 0.0f, 2.0f);
+  const GroupNormInputs b = group_norm_inputs({2, 50, 40}, seed + 10, 3.0f, 1.0f);
+  const int64_t floats = kernels::group_norm_table_floats(k, a.x, groups);
+  Tensor ta = make_tensor(device(), DType::F32, {floats}, "table a"),
+         tb = make_tensor(device(), DType::F32, {floats}, "table b");
+  test::poison(device(), ta);
+  test::poison(device(), tb);
+  vk::Recording rec(device());
+  rec.order_by_levels();
+  kernels::group_norm_table(k, rec, a.x, a.gamma, a.beta, ta, groups, 1e-6f);
+  kernels::group_norm_table(k, rec, b.x, b.gamma, b.beta, tb, groups, 1e-6f);
+  rec.finish();
+  EXPECT_EQ(rec.barrier_count(), 0u); // one level: nothing orders the two
+  device().run(rec);
+  for (const auto* in : {&a, &b}) {
+    const std::vector<float> tab = download(device(), in == &a ? ta : tb);
+    std::vector<float> got(in->xv.size());
+    for (int64_t bi = 0; bi < in->B; ++bi)
+      for (int64_t r = 0; r < in->HW; ++r)
+        for (int64_t c = 0; c < in->C; ++c) {
+          const size_t i = static_cast<size_t>((bi * in->HW + r) * in->C + c);
+          got[i] = static_cast<float>(double(in->xv[i]) * tab[size_t((2 * bi) * in->C + c)] +
+                                      tab[size_t((2 * bi + 1) * in->C + c)]);
+        }
+    auto want = ref::group_norm(in->xv, in->gv, in->bv, in->B, in->HW, in->C, groups, 1e-6, false);
+    EXPECT_TRUE(test::all_close(got, want, 2e-5, 1e-5)) << (in == &a ? "table a" : "table b");
+  }
 }
 TEST_P(GroupNormTable, LargeMeanOffset) {
   check_table({2, 300, 32}, 4, false, 100.0f, 1.0f);

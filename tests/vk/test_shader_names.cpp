@@ -86,8 +86,7 @@ TEST(ShaderNames, GroupNorm) {
     for (int64_t ev : kernels::group_norm_resident_evs()) expect_declared(kernels::group_norm_resident_variant(ev, dt));
     for (bool apply : {false, true})
       for (bool vec4 : {false, true}) expect_declared(kernels::group_norm_split_variant(apply, vec4, dt));
-    for (auto stage : {kernels::GroupNormTableStage::Direct, kernels::GroupNormTableStage::Partial,
-                       kernels::GroupNormTableStage::Apply})
+    for (auto stage : {kernels::GroupNormTableStage::Direct, kernels::GroupNormTableStage::Partial})
       for (bool vec4 : {false, true}) expect_declared(kernels::group_norm_table_variant(stage, vec4, dt));
   }
 }

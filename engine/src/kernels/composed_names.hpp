@@ -29,8 +29,8 @@ std::string group_norm_resident_variant(int64_t ev, DType dtype);
 std::string group_norm_split_variant(bool apply, bool vec4, DType dtype);
 std::vector<int64_t> group_norm_resident_evs();
 // The statistics alone as a table (kernels::group_norm_table): the direct stage, or the split
-// path's two (partial statistics, apply = merge into the table).
-enum class GroupNormTableStage { Direct, Partial, Apply };
+// path's partial statistics (whose last workgroup per batch merges them into the table).
+enum class GroupNormTableStage { Direct, Partial };
 std::string group_norm_table_variant(GroupNormTableStage stage, bool vec4, DType dtype);
 
 } // namespace z123::kernels

@@ -258,6 +258,22 @@ const vk::Buffer& Kernels::splitk_scratch(uint64_t bytes) {
   return *lane.back();
 }
 
+uint32_t Kernels::take_counters(uint32_t n) {
+  constexpr uint32_t kSlots = 16384; // 64 KiB: a UNet step program takes a few dozen
+  if (n == 0 || n > kSlots) throw internal_error("take_counters: " + std::to_string(n) + " slots");
+  if (counters_.empty() || counters_used_ + n > kSlots) {
+    auto buffer = std::make_shared<vk::Buffer>(
+        device_.allocator().create_buffer(kSlots * 4u, vk::MemoryUsage::DeviceLocal, "counters", /*own_memory=*/true));
+    const std::vector<uint32_t> zeros(kSlots, 0u);
+    device_.upload(*buffer, zeros.data(), kSlots * 4u);
+    counters_.push_back(std::move(buffer));
+    counters_used_ = 0;
+  }
+  const uint32_t first = counters_used_;
+  counters_used_ += n;
+  return first;
+}
+
 std::string variant(ShaderFamily family, DType t) { return composed_variant(family.c_str(), t); }
 std::string composed_variant(const std::string& family, DType t) { return family + "_" + dtype_name(t); }
 

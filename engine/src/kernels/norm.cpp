@@ -21,6 +21,7 @@ struct GroupNormPush {
   uint32_t row_lanes;
   float eps;
   uint32_t silu;
+  uint32_t counter; // group_norm_table's split path: its first counter slot (Kernels::take_counters)
 };
 
 struct LayerNormPush {
@@ -117,7 +118,11 @@ bool plan_split(const Kernels& kernels, int64_t B, int64_t HW, int64_t C, int64_
   if (G > W) return false;
   const int64_t vec = C % 4 == 0 ? 4 : 1;
   const int64_t CV = C / vec;
-  const int64_t max_lanes = static_cast<int64_t>(std::min<uint64_t>(shared, kPartialSharedBytes) / (8 * C));
+  // The table's partial stage also holds the merge's W (count, mean, M2) and a flag in shared memory.
+  const uint64_t merge_bytes = table ? 12 * static_cast<uint64_t>(W) + 16 : 0;
+  if (merge_bytes >= shared) return false;
+  const int64_t max_lanes =
+      static_cast<int64_t>(std::min<uint64_t>(shared - merge_bytes, kPartialSharedBytes) / (8 * C));
   // Row lanes: fill the workgroup, within the shared budget, and at most 2 W / G of them (the
   // shader's per-(group, lane) pass covers two rows of W invocations).
   const int64_t row_lanes = std::min<int64_t>({std::max<int64_t>(1, W / CV), max_lanes, 2 * W / G});
@@ -297,19 +302,20 @@ void group_norm_table(Kernels& kernels, vk::Recording& rec, const Tensor& x, con
   p.tile_rows = plan.tile_rows;
   p.ntiles = plan.ntiles;
   p.row_lanes = plan.row_lanes;
-  auto& partial = kernels.pipeline(group_norm_table_variant(S::Partial, plan.vec == 4, x.dtype), 5, push_bytes,
+  // The last workgroup of each batch merges the partials into the table, counting the batch's
+  // workgroups in a slot of Kernels::counters. The slots are this call's alone, so the binding is
+  // declared read-only to the recording: nothing else touches them, and a write binding would
+  // order every table of the recording after the one before (one buffer).
+  p.counter = kernels.take_counters(static_cast<uint32_t>(d.B));
+  std::vector<vk::Binding> with_counters = bindings;
+  with_counters.push_back(vk::in(kernels.counters()));
+  auto& partial = kernels.pipeline(group_norm_table_variant(S::Partial, plan.vec == 4, x.dtype), 6, push_bytes,
                                    {plan.threads, plan.partial_cap});
-  rec.dispatch(partial, bindings, &p, push_bytes, plan.ntiles, static_cast<uint32_t>(d.B));
-  // One workgroup per batch merges its partials into the table.
-  auto& apply = kernels.pipeline(group_norm_table_variant(S::Apply, plan.vec == 4, x.dtype), 5, push_bytes,
-                                 {plan.threads, static_cast<uint32_t>(d.C / plan.vec)});
-  rec.dispatch(apply, bindings, &p, push_bytes, 1, static_cast<uint32_t>(d.B));
+  rec.dispatch(partial, with_counters, &p, push_bytes, plan.ntiles, static_cast<uint32_t>(d.B));
 }
 
 std::string group_norm_table_variant(GroupNormTableStage stage, bool vec4, DType dtype) {
-  const char* s = stage == GroupNormTableStage::Direct    ? "direct"
-                  : stage == GroupNormTableStage::Partial ? "partial"
-                                                          : "apply";
+  const char* s = stage == GroupNormTableStage::Direct ? "direct" : "partial";
   return composed_variant(std::string("group_norm_table_") + s + (vec4 ? "_vec4" : ""), dtype);
 }
 

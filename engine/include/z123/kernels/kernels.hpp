@@ -117,6 +117,12 @@ public:
   // their uses by barriers, and programs run one at a time. Outgrown buffers stay alive: earlier
   // recordings still reference them.
   const vk::Buffer& splitk_scratch(uint64_t bytes);
+  // Counters for kernels whose last workgroup finishes the work (group_norm_table's split path):
+  // `n` 32-bit slots of counters(), zero before the first run and left zero by the kernel, taken
+  // by one recorded call each, so calls that run side by side never share one. Returns the first
+  // slot's index; a full buffer makes a new one (the old one stays alive for its recordings).
+  uint32_t take_counters(uint32_t n);
+  const vk::Buffer& counters() const { return *counters_.back(); }
   // Whether GEMMs recorded now keep K whole (a WholeK is alive).
   bool whole_k() const { return whole_k_ > 0; }
   // The split-K scratch lane GEMMs recorded now use.
@@ -140,6 +146,9 @@ private:
   mutable std::optional<QuadLayout> quad_layout_;
   // The split-K scratch buffers of each lane (SplitKLane), each lane's newest (largest) last.
   std::vector<std::vector<std::shared_ptr<vk::Buffer>>> splitk_scratch_;
+  // take_counters' buffers (the newest last) and the next free slot of the newest.
+  std::vector<std::shared_ptr<vk::Buffer>> counters_;
+  uint32_t counters_used_ = 0;
 };
 
 // While one lives, the GEMMs recorded with `kernels` keep K whole. Split-K GEMMs of one lane
