@@ -13,14 +13,7 @@
 // are stored as zeros in shared memory, so any M, N, K works. The epilogue stages the
 // accumulators through shared memory, where each element's (m, n) is known, and writes 8
 // halves per store.
-// SPLIT_FIXUP (split-K pipelines only): the GEMM finishes its split K itself. Each workgroup
-// writes its K range's partial sums as before, then counts itself in its output tile's counter
-// (binding 6, slot pc.counter + tile); the one that brings the count to the number of K ranges
-// adds the ranges' partial sums in range order (as gemm_splitk_reduce.comp does, so the same
-// bits), applies the epilogue into y (binding 5) and sets the counter back to zero for the next
-// run. The reduce's dispatch, a level of its own on the step's chain, is gone (bench/NOTES.md
-// session 33).
-// Defines: DTYPE_F16 (required), CONV, COOPMAT_KHR, SPLIT_FIXUP; BM, BN, BK, WARPS_M, WARPS_N, STAGES tune
+// Defines: DTYPE_F16 (required), CONV, COOPMAT_KHR; BM, BN, BK, WARPS_M, WARPS_N, STAGES tune
 // the tiling; CM_M, CM_N, CM_K the fragment shape; SUBGROUP_SIZE (default 32) the subgroup width
 // the dispatch requires of the pipeline. Nothing else depends on the shape or the width.
 // Spec constant 0 VEC8: 16-byte global loads along K (K % 8 == 0, or Cin % 8 == 0 for CONV);
@@ -98,18 +91,6 @@ layout(constant_id = 9) const bool GROUPED = false;
 #endif
 shared uvec4 smem[SMEM_UNITS];
 
-#ifdef SPLIT_FIXUP
-layout(std430, binding = 5) writeonly buffer YFinal8 { uvec4 y_out8[]; };
-layout(std430, binding = 5) writeonly buffer YFinal { STORE_T y_out[]; };
-layout(std430, binding = 6) coherent buffer TileCounters { uint tile_counters[]; };
-shared bool last_range;
-#define Y_OUT8 y_out8
-#define Y_OUT y_out
-#else
-#define Y_OUT8 y8
-#define Y_OUT y
-#endif
-
 void store_tiles(uint base) {
   uint chunk = gl_LocalInvocationIndex % CHUNKS_K;
   uint row = gl_LocalInvocationIndex / CHUNKS_K;
@@ -118,13 +99,20 @@ void store_tiles(uint base) {
     if (B_ROW_OK(row + p * ROWS_PER_PASS)) smem[base + B_BASE + (row + p * ROWS_PER_PASS) * LDS + chunk] = rb[p];
 }
 
-// The epilogue into y for 8 consecutive columns n .. n+7 of row m < M, sums v (fp32).
-void store8_final(uint m, uint n, float v[8]) {
+// Epilogue for 8 consecutive columns n .. n+7 of row m, values v (fp32).
+void store8(uint m, uint n, float v[8]) {
+  if (m >= pc.M) return;
+  if (SPLIT_K) { // raw partial sums, the reduce kernel does the epilogue
+    uint base = (gl_WorkGroupID.z * pc.M + m) * pc.N + n;
+    [[unroll]] for (uint e = 0; e < 8; ++e)
+      if (n + e < pc.N) y_partial[base + e] = v[e];
+    return;
+  }
   bool vec = (EPI & EPI_N8) != 0u && n + 8 <= pc.N;
   if (!vec) {
     if ((EPI & EPI_N8) != 0u) return; // a run wholly past N: nothing to store
     [[unroll]] for (uint e = 0; e < 8; ++e)
-      if (n + e < pc.N) Y_OUT[m * pc.N + n + e] = STORE(gemm_epilogue(v[e], m, n + e));
+      if (n + e < pc.N) y[m * pc.N + n + e] = STORE(gemm_epilogue(v[e], m, n + e));
     return;
   }
   if ((EPI & GEMM_HAS_BIAS) != 0u) {
@@ -149,19 +137,7 @@ void store8_final(uint m, uint n, float v[8]) {
       v[e + 1] += f.y;
     }
   }
-  Y_OUT8[idx] = uvec4(pack2(v[0], v[1]), pack2(v[2], v[3]), pack2(v[4], v[5]), pack2(v[6], v[7]));
-}
-
-// Epilogue for 8 consecutive columns n .. n+7 of row m, values v (fp32).
-void store8(uint m, uint n, float v[8]) {
-  if (m >= pc.M) return;
-  if (SPLIT_K) { // raw partial sums: the reduce kernel (or SPLIT_FIXUP's last workgroup) finishes
-    uint base = (gl_WorkGroupID.z * pc.M + m) * pc.N + n;
-    [[unroll]] for (uint e = 0; e < 8; ++e)
-      if (n + e < pc.N) y_partial[base + e] = v[e];
-    return;
-  }
-  store8_final(m, n, v);
+  y8[idx] = uvec4(pack2(v[0], v[1]), pack2(v[2], v[3]), pack2(v[4], v[5]), pack2(v[6], v[7]));
 }
 
 #if (WN % (2 * GEGLU_UNIT)) == 0
@@ -281,27 +257,4 @@ void main() {
     subgroupMemoryBarrierShared(); // every lane has read the staging before it is overwritten
     subgroupBarrier();
   }
-#ifdef SPLIT_FIXUP
-  // The tile's last K range to finish sums every range's partials (see the top).
-  memoryBarrierBuffer(); // this workgroup's partial sums are visible before it is counted
-  barrier();
-  uint tile = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-  if (gl_LocalInvocationIndex == 0u)
-    last_range = atomicAdd(tile_counters[pc.counter + tile], 1u) + 1u == gl_NumWorkGroups.z;
-  barrier();
-  if (!last_range) return; // the whole workgroup: last_range is shared
-  memoryBarrierBuffer();   // the other ranges' sums, counted before this one
-  for (uint run = gl_LocalInvocationIndex; run < BM * (BN / 8); run += NTHREADS) {
-    uint m = tile_m0 + run / (BN / 8), n = tile_n0 + (run % (BN / 8)) * 8u;
-    if (m >= pc.M || n >= pc.N) continue;
-    float v[8] = float[8](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
-    for (uint s = 0; s < gl_NumWorkGroups.z; ++s) {
-      uint base = (s * pc.M + m) * pc.N + n;
-      [[unroll]] for (uint e = 0; e < 8; ++e)
-        if (n + e < pc.N) v[e] += y_partial[base + e];
-    }
-    store8_final(m, n, v);
-  }
-  if (gl_LocalInvocationIndex == 0u) tile_counters[pc.counter + tile] = 0u; // zero for the next run
-#endif
 }

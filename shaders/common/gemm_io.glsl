@@ -32,16 +32,12 @@ layout(push_constant) uniform GemmPush {
   uint H, W, Cin, Ho, Wo, KH, KW, stride, pad_top, pad_left, upsample;
   // Split K (cooperative-matrix kernel only; 0 = off): workgroup z sums K range
   // [z * k_chunk, (z + 1) * k_chunk) and writes raw fp32 partial sums to binding 4 at
-  // [z, M, N]; gemm_splitk_reduce.comp adds them up and applies the epilogue (or, in the
-  // cooperative-matrix kernel, the last workgroup of each tile: SPLIT_FIXUP).
+  // [z, M, N]; gemm_splitk_reduce.comp adds them up and applies the epilogue.
   uint k_chunk;
   // Grouped weights (0 = off; gemm.comp and gemm_tiled.comp only, kernels::linear_grouped): y's
   // rows come in M / w_group_rows groups of w_group_rows, and group g multiplies by weight rows
   // n * groups + g (w is [N, groups, K]): the 16 products of a Winograd convolution in one GEMM.
   uint w_group_rows;
-  // Split K finished by the GEMM itself (gemm_coopmat.comp's SPLIT_FIXUP): this call's first
-  // counter slot (Kernels::take_counters), one per output tile.
-  uint counter;
 } pc;
 
 #define GEMM_HAS_BIAS 1u

@@ -29,13 +29,8 @@ layout(std430, binding = 1) readonly buffer WBuf8 { uvec4 w8[]; };
 layout(std430, binding = 2) readonly buffer BiasBuf8 { uvec4 bias8[]; };
 layout(std430, binding = 3) readonly buffer ResBuf8 { uvec4 residual8[]; };
 layout(std430, binding = 4) writeonly buffer YBuf8 { uvec4 y8[]; };
-// Split K (pc.k_chunk != 0): binding 4 is the fp32 scratch of partial sums instead of y (read
-// back by the tile's last workgroup where the includer defines SPLIT_FIXUP: coherent).
-#ifdef SPLIT_FIXUP
-layout(std430, binding = 4) coherent buffer YBufPartial { float y_partial[]; };
-#else
+// Split K (pc.k_chunk != 0): binding 4 is the fp32 scratch of partial sums instead of y.
 layout(std430, binding = 4) writeonly buffer YBufPartial { float y_partial[]; };
-#endif
 
 uint tile_m0, tile_n0;
 #ifdef GEMM_GROUPED_WEIGHTS

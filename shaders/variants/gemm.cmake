@@ -98,11 +98,6 @@ foreach(kind "" "_conv")
   # (khr_square_tiles_win); the 2 x 4 one stays for the fp32 raw products and other fragment shapes.
   z123_shader(NAME gemm${kind}_khr_w4x4_f16 SOURCE gemm_coopmat.comp
               DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} WARPS_M=4 WARPS_N=4 REQUIRES KHR_COOPMAT TARGET_ENV vulkan1.3)
-  # The same where K is split: the tile's last K range sums the partials and applies the epilogue
-  # (SPLIT_FIXUP), no reduce dispatch (gemm_dispatch.cpp record_split_fixup).
-  z123_shader(NAME gemm${kind}_khr_w4x4_fix_f16 SOURCE gemm_coopmat.comp
-              DEFINES DTYPE_F16 COOPMAT_KHR ${conv_def} WARPS_M=4 WARPS_N=4 SPLIT_FIXUP REQUIRES KHR_COOPMAT
-              TARGET_ENV vulkan1.3)
   # 256 x 64 tiles on 8 x 2 subgroups of 32 x 32 (512 invocations, at most 128 registers): in place
   # of the 128 x 64 ones where they make two or more waves (gemm_dispatch.cpp khr_tall_tiles_win).
   z123_shader(NAME gemm${kind}_khr_t256x64_f16 SOURCE gemm_coopmat.comp

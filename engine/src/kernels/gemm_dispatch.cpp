@@ -154,27 +154,6 @@ void record_tiles(Kernels& kernels, vk::Recording& rec, const vk::Pipeline& pipe
   rec.dispatch(pipe, bindings, &push, sizeof push, col_tiles, gy, gz, shape);
 }
 
-// A split-K GEMM on the KHR kernel's SPLIT_FIXUP variant (gemm_coopmat.comp): the K ranges' partial
-// sums go to the lane's scratch (binding 4) as for record_tiles, y is binding 5, and each output
-// tile counts its finished ranges in a counter slot of its own (binding 6: Kernels::take_counters;
-// declared read-only to the recording, since no other command touches this call's slots and a
-// write would order every split GEMM after the one before). The last range adds them up and
-// applies the epilogue: one dispatch, where record_tiles' reduce is a second, a level of its own.
-void record_split_fixup(Kernels& kernels, vk::Recording& rec, const vk::Pipeline& pipe,
-                        const std::vector<vk::Binding>& bindings, GemmPush push, uint32_t row_tiles, uint32_t col_tiles,
-                        uint32_t k_chunk, const std::string& shape) {
-  push.k_chunk = k_chunk;
-  const uint32_t used = div_up(push.K, k_chunk);
-  const vk::Buffer& partial = kernels.splitk_scratch(uint64_t{used} * push.M * push.N * 4);
-  push.m_groups_y = row_tiles;
-  push.counter = kernels.take_counters(row_tiles * col_tiles);
-  std::vector<vk::Binding> fix_bindings = bindings;
-  fix_bindings[4] = vk::out(partial);
-  fix_bindings.push_back(bindings[4]); // y
-  fix_bindings.push_back(vk::in(kernels.counters()));
-  rec.dispatch(pipe, fix_bindings, &push, sizeof push, col_tiles, row_tiles, used, shape);
-}
-
 // The tiled portable kernel's square tiles (BM = BN in gemm_tiled.comp), and the narrowest output
 // it takes (narrower ones keep the plain kernel's 4 x 4 or 8 x 8 blocks).
 constexpr uint32_t kTiledTile = 128, kTiledSmallTile = 64, kTiledMinN = 32;
@@ -638,15 +617,9 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     const uint32_t splits =
         p.geglu ? 1 : coopmat_split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K, default_tiles);
     const uint32_t k_chunk = splits_k(splits, row_tiles) ? split_k_chunk(push.K, splits) : 0;
-    // Split on the 16-subgroup tiles: the GEMM's last K range per tile finishes (record_split_fixup).
-    const bool fixup = k_chunk != 0 && tile.suffix == kKhrSixteen.suffix;
-    const vk::Pipeline& pipe = kernels.pipeline(
-        composed_variant(base + cm.api + tile.suffix + (fixup ? "_fix" : "") + cm.shape, x.dtype), fixup ? 7 : 5,
-        sizeof push, tiled_gemm_spec(kernels, push, p.conv, k_chunk, true), cm.subgroup);
-    if (fixup) {
-      record_split_fixup(kernels, rec, pipe, bindings, push, row_tiles, col_tiles, k_chunk, shape);
-      return;
-    }
+    const vk::Pipeline& pipe =
+        kernels.pipeline(composed_variant(base + cm.api + tile.suffix + cm.shape, x.dtype), 5, sizeof push,
+                         tiled_gemm_spec(kernels, push, p.conv, k_chunk, true), cm.subgroup);
     record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles, splits, x.dtype, shape);
     return;
   }

@@ -23,9 +23,8 @@ struct GemmPush {
   uint32_t H = 0, W = 0, Cin = 0, Ho = 0, Wo = 0, KH = 1, KW = 1, stride = 1, pad_top = 0, pad_left = 0, upsample = 1;
   uint32_t k_chunk = 0;      // split K (coopmat kernels): K elements per workgroup z; 0 = no split
   uint32_t w_group_rows = 0; // grouped weights (kernels::linear_grouped); 0 = off
-  uint32_t counter = 0;      // split K finished in the GEMM (gemm_coopmat.comp SPLIT_FIXUP): first counter slot
 };
-static_assert(sizeof(GemmPush) == 19 * 4, "push block layout changed");
+static_assert(sizeof(GemmPush) == 18 * 4, "push block layout changed");
 
 struct GemmProblem {
   const Tensor* x = nullptr;
