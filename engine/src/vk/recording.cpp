@@ -26,6 +26,17 @@ void write_barrier(VkCommandBuffer cmd) {
   vkCmdPipelineBarrier(cmd, kWorkStages, kWorkStages, 0, 1, &mb, 0, nullptr, 0, nullptr);
 }
 
+// A timestamp query pool of `count` queries, reset at the start of `cmd` (so on every replay).
+VkQueryPool timestamp_pool(VkDevice device, VkCommandBuffer cmd, uint32_t count) {
+  VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+  qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  qi.queryCount = count;
+  VkQueryPool pool = VK_NULL_HANDLE;
+  check(vkCreateQueryPool(device, &qi, nullptr, &pool), "vkCreateQueryPool");
+  vkCmdResetQueryPool(cmd, pool, 0, count);
+  return pool;
+}
+
 } // namespace
 
 Recording::Recording(Device& device, QueueRole role) : Recording(device, 0, role) {}
@@ -47,20 +58,12 @@ Recording::Recording(Device& device, uint32_t max_timestamps, QueueRole role)
   if (max_timestamps_ > 0) {
     if (!device.info().timestamps)
       throw Error(ErrorKind::Unsupported, "device '" + device.info().name + "' has no compute timestamps");
-    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    qi.queryCount = max_timestamps_;
-    check(vkCreateQueryPool(device.handle(), &qi, nullptr, &queries_), "vkCreateQueryPool");
-    vkCmdResetQueryPool(cmd_, queries_, 0, max_timestamps_);
+    queries_ = timestamp_pool(device.handle(), cmd_, max_timestamps_);
   }
   // Side-queue recordings are not profiled: the profile times commands one after another on one
   // queue (the engine keeps the reference pass on the main queue when profiling).
   if (Profiler::requested() && device.info().timestamps && role == QueueRole::Main) {
-    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    qi.queryCount = kProfileQueries;
-    check(vkCreateQueryPool(device.handle(), &qi, nullptr, &profile_queries_), "vkCreateQueryPool");
-    vkCmdResetQueryPool(cmd_, profile_queries_, 0, kProfileQueries);
+    profile_queries_ = timestamp_pool(device.handle(), cmd_, kProfileQueries);
     vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, profile_queries_, 0);
   }
 }
@@ -124,13 +127,8 @@ void Recording::order_by_levels() {
   by_levels_ = true;
   // Side-queue recordings are not profiled (as for Z123_PROFILE): the device folds the main
   // queue's submissions.
-  if (Profiler::levels_requested() && device_.info().timestamps && role_ == QueueRole::Main) {
-    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    qi.queryCount = kProfileQueries;
-    check(vkCreateQueryPool(device_.handle(), &qi, nullptr, &level_queries_), "vkCreateQueryPool");
-    vkCmdResetQueryPool(cmd_, level_queries_, 0, kProfileQueries);
-  }
+  if (Profiler::levels_requested() && device_.info().timestamps && role_ == QueueRole::Main)
+    level_queries_ = timestamp_pool(device_.handle(), cmd_, kProfileQueries);
 }
 
 void Recording::place(const std::vector<VkBuffer>& reads, const std::vector<VkBuffer>& writes,
@@ -237,18 +235,23 @@ void Recording::profile_mark(const std::string& label) {
   });
 }
 
+std::vector<double> Recording::timestamps_ms(VkQueryPool pool, size_t count) const {
+  std::vector<uint64_t> ticks(count);
+  check(vkGetQueryPoolResults(device_.handle(), pool, 0, static_cast<uint32_t>(count), count * sizeof(uint64_t),
+                              ticks.data(), sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+        "vkGetQueryPoolResults");
+  const double period_ms = device_.info().timestamp_period_ns * 1e-6;
+  std::vector<double> ms(count);
+  for (size_t i = 0; i < count; ++i) ms[i] = static_cast<double>(ticks[i] - ticks[0]) * period_ms;
+  return ms;
+}
+
 void Recording::fold_profile(Profiler& profiler) const {
   // Interval i of `labels` ends at query i + 1 of `pool`.
   auto fold = [&](VkQueryPool pool, const std::vector<std::string>& labels) {
     if (!pool || labels.empty()) return;
-    std::vector<uint64_t> ticks(labels.size() + 1);
-    check(vkGetQueryPoolResults(device_.handle(), pool, 0, static_cast<uint32_t>(ticks.size()),
-                                ticks.size() * sizeof(uint64_t), ticks.data(), sizeof(uint64_t),
-                                VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
-          "vkGetQueryPoolResults");
-    double period_ms = device_.info().timestamp_period_ns * 1e-6;
-    for (size_t i = 0; i < labels.size(); ++i)
-      profiler.add(labels[i], static_cast<double>(ticks[i + 1] - ticks[i]) * period_ms);
+    const std::vector<double> t = timestamps_ms(pool, labels.size() + 1);
+    for (size_t i = 0; i < labels.size(); ++i) profiler.add(labels[i], t[i + 1] - t[i]);
   };
   fold(profile_queries_, profile_labels_);
   fold(level_queries_, level_labels_);
@@ -351,14 +354,8 @@ void Recording::finish() {
 std::vector<std::pair<std::string, double>> Recording::timings() const {
   std::vector<std::pair<std::string, double>> out;
   if (labels_.empty()) return out;
-  std::vector<uint64_t> ticks(labels_.size());
-  check(vkGetQueryPoolResults(device_.handle(), queries_, 0, static_cast<uint32_t>(labels_.size()),
-                              ticks.size() * sizeof(uint64_t), ticks.data(), sizeof(uint64_t),
-                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
-        "vkGetQueryPoolResults");
-  double period_ms = device_.info().timestamp_period_ns * 1e-6;
-  for (size_t i = 1; i < labels_.size(); ++i)
-    out.emplace_back(labels_[i], static_cast<double>(ticks[i] - ticks[i - 1]) * period_ms);
+  const std::vector<double> t = timestamps_ms(queries_, labels_.size());
+  for (size_t i = 1; i < labels_.size(); ++i) out.emplace_back(labels_[i], t[i] - t[i - 1]);
   return out;
 }
 

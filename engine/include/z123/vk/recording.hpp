@@ -100,6 +100,8 @@ private:
              std::function<void(VkCommandBuffer)> command, const std::string& label);
   void defer(std::function<void(VkCommandBuffer)> command);
   void profile_mark(const std::string& label);
+  // The first `count` queries of `pool`, in milliseconds after the first (waits for them).
+  std::vector<double> timestamps_ms(VkQueryPool pool, size_t count) const;
   VkDescriptorSet allocate_set(VkDescriptorSetLayout layout, uint32_t buffers);
 
   Device& device_;
