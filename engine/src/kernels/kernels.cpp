@@ -274,6 +274,11 @@ uint32_t Kernels::take_counters(uint32_t n) {
   return first;
 }
 
+const vk::Buffer& Kernels::counters() const {
+  if (counters_.empty()) throw internal_error("Kernels::counters before any take_counters");
+  return *counters_.back();
+}
+
 std::string variant(ShaderFamily family, DType t) { return composed_variant(family.c_str(), t); }
 std::string composed_variant(const std::string& family, DType t) { return family + "_" + dtype_name(t); }
 

@@ -122,7 +122,7 @@ public:
   // by one recorded call each, so calls that run side by side never share one. Returns the first
   // slot's index; a full buffer makes a new one (the old one stays alive for its recordings).
   uint32_t take_counters(uint32_t n);
-  const vk::Buffer& counters() const { return *counters_.back(); }
+  const vk::Buffer& counters() const;
   // Whether GEMMs recorded now keep K whole (a WholeK is alive).
   bool whole_k() const { return whole_k_ > 0; }
   // The split-K scratch lane GEMMs recorded now use.
