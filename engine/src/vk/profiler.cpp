@@ -24,6 +24,17 @@ void Profiler::add(const std::string& label, double ms) {
   e.total_ms += ms;
 }
 
+uint64_t Profiler::calls(const std::string& label) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = entries_.find(label);
+  return it == entries_.end() ? 0 : it->second.calls;
+}
+
+size_t Profiler::labels() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return entries_.size();
+}
+
 bool Profiler::empty() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return entries_.empty();

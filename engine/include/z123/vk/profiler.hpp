@@ -29,6 +29,9 @@ public:
 
   void add(const std::string& label, double ms);
   bool empty() const;
+  // How many intervals were added under `label` (0 for none), and under how many labels in all.
+  uint64_t calls(const std::string& label) const;
+  size_t labels() const;
   // The table, largest total first; lines that together hold less than 1% are summed.
   void print(std::FILE* out, const std::string& title) const;
 
