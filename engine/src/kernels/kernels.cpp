@@ -258,7 +258,7 @@ const vk::Buffer& Kernels::splitk_scratch(uint64_t bytes) {
   return *lane.back();
 }
 
-uint32_t Kernels::take_counters(uint32_t n) {
+Kernels::CounterSlots Kernels::take_counters(uint32_t n) {
   constexpr uint32_t kSlots = 16384; // 64 KiB: a UNet step program takes a few dozen
   if (n == 0 || n > kSlots) throw internal_error("take_counters: " + std::to_string(n) + " slots");
   if (counters_.empty() || counters_used_ + n > kSlots) {
@@ -271,12 +271,7 @@ uint32_t Kernels::take_counters(uint32_t n) {
   }
   const uint32_t first = counters_used_;
   counters_used_ += n;
-  return first;
-}
-
-const vk::Buffer& Kernels::counters() const {
-  if (counters_.empty()) throw internal_error("Kernels::counters before any take_counters");
-  return *counters_.back();
+  return {*counters_.back(), first};
 }
 
 std::string variant(ShaderFamily family, DType t) { return composed_variant(family.c_str(), t); }

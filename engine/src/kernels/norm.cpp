@@ -303,12 +303,13 @@ void group_norm_table(Kernels& kernels, vk::Recording& rec, const Tensor& x, con
   p.ntiles = plan.ntiles;
   p.row_lanes = plan.row_lanes;
   // The last workgroup of each batch merges the partials into the table, counting the batch's
-  // workgroups in a slot of Kernels::counters. The slots are this call's alone, so the binding is
-  // declared read-only to the recording: nothing else touches them, and a write binding would
+  // workgroups in a slot of Kernels::take_counters. The slots are this call's alone, so the binding
+  // is declared read-only to the recording: nothing else touches them, and a write binding would
   // order every table of the recording after the one before (one buffer).
-  p.counter = kernels.take_counters(static_cast<uint32_t>(d.B));
+  const Kernels::CounterSlots slots = kernels.take_counters(static_cast<uint32_t>(d.B));
+  p.counter = slots.first;
   std::vector<vk::Binding> with_counters = bindings;
-  with_counters.push_back(vk::in(kernels.counters()));
+  with_counters.push_back(vk::in(slots.buffer));
   auto& partial = kernels.pipeline(group_norm_table_variant(S::Partial, plan.vec == 4, x.dtype), 6, push_bytes,
                                    {plan.threads, plan.partial_cap});
   rec.dispatch(partial, with_counters, &p, push_bytes, plan.ntiles, static_cast<uint32_t>(d.B));

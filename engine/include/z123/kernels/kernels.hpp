@@ -118,11 +118,14 @@ public:
   // recordings still reference them.
   const vk::Buffer& splitk_scratch(uint64_t bytes);
   // Counters for kernels whose last workgroup finishes the work (group_norm_table's split path):
-  // `n` 32-bit slots of counters(), zero before the first run and left zero by the kernel, taken
-  // by one recorded call each, so calls that run side by side never share one. Returns the first
-  // slot's index; a full buffer makes a new one (the old one stays alive for its recordings).
-  uint32_t take_counters(uint32_t n);
-  const vk::Buffer& counters() const;
+  // `n` 32-bit slots, zero before the first run and left zero by the kernel, taken by one
+  // recorded call each, so calls that run side by side never share one. A full buffer makes a
+  // new one (the old one stays alive for its recordings).
+  struct CounterSlots {
+    const vk::Buffer& buffer;
+    uint32_t first; // the first slot's index in `buffer`
+  };
+  CounterSlots take_counters(uint32_t n);
   // Whether GEMMs recorded now keep K whole (a WholeK is alive).
   bool whole_k() const { return whole_k_ > 0; }
   // The split-K scratch lane GEMMs recorded now use.
