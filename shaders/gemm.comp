@@ -8,6 +8,8 @@
 // Spec constants: 0/1 workgroup size along N/M, 2 VEC4 (4-wide loads along K: needs
 // K % 4 == 0, or Cin % 4 == 0 for CONV). Loops over the block are [[unroll]]ed so the
 // accumulators stay in registers on every compiler.
+// LayerNorm on the input rows (GEMM_LN_INPUT, common/gemm_io.glsl; dense, K whole): each
+// invocation reads its TM rows whole, so it sums their statistics itself as it loads them.
 // Split K (pc.k_chunk != 0, a multiple of 4): workgroup z sums K range [z * k_chunk, (z + 1) *
 // k_chunk) and writes raw fp32 partial sums to binding 4 at [z, M, N]; gemm_splitk_reduce.comp
 // adds them up and applies the epilogue (on GPUs, where few tiles would leave most of it idle).
@@ -31,14 +33,18 @@ layout(std430, binding = 1) readonly buffer WBuf4 { STORE_T4 w4[]; };
 layout(std430, binding = 4) writeonly buffer YBufPartial { float y_partial[]; };
 
 float acc[TM][TN];
+LnSums lns[TM]; // with `ln`: the rows' statistics
 
 // acc += A[rows, c0 .. c0+len) · W[cols, c0 .. c0+len)^T for one run of contiguous K: the rows
 // start at aoff[i] (a zero-padding row has ok[i] false and a safe aoff), the columns at woff[j].
-void accumulate(uint aoff[TM], bool ok[TM], uint woff[TN], uint len) {
+// ln (uniform): also sum the rows' values into lns.
+void accumulate(uint aoff[TM], bool ok[TM], uint woff[TN], uint len, bool ln) {
   if (VEC4) {
     for (uint c = 0; c < len; c += 4) {
       vec4 a[TM], b[TN];
       [[unroll]] for (int i = 0; i < TM; ++i) a[i] = ok[i] ? vec4(x4[(aoff[i] + c) >> 2]) : vec4(0.0);
+      if (ln)
+        [[unroll]] for (int i = 0; i < TM; ++i)[[unroll]] for (int e = 0; e < 4; ++e) ln_add(lns[i], a[i][e]);
       [[unroll]] for (int j = 0; j < TN; ++j) b[j] = vec4(w4[(woff[j] + c) >> 2]);
       [[unroll]] for (int i = 0; i < TM; ++i)
         [[unroll]] for (int j = 0; j < TN; ++j) acc[i][j] += dot(a[i], b[j]);
@@ -47,6 +53,8 @@ void accumulate(uint aoff[TM], bool ok[TM], uint woff[TN], uint len) {
     for (uint c = 0; c < len; ++c) {
       float a[TM], b[TN];
       [[unroll]] for (int i = 0; i < TM; ++i) a[i] = ok[i] ? LOAD(x[aoff[i] + c]) : 0.0;
+      if (ln)
+        [[unroll]] for (int i = 0; i < TM; ++i) ln_add(lns[i], a[i]);
       [[unroll]] for (int j = 0; j < TN; ++j) b[j] = LOAD(w[woff[j] + c]);
       [[unroll]] for (int i = 0; i < TM; ++i)
         [[unroll]] for (int j = 0; j < TN; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
@@ -93,7 +101,7 @@ void main() {
         uint wo[TN], ao[TM];
         [[unroll]] for (int j = 0; j < TN; ++j) wo[j] = woff[j] + c0;
         [[unroll]] for (int i = 0; i < TM; ++i) ao[i] = aoff[i] + (c0 - tap_k);
-        accumulate(ao, ok, wo, c1 - c0);
+        accumulate(ao, ok, wo, c1 - c0, false);
       }
       tap_k += pc.Cin;
     }
@@ -104,7 +112,10 @@ void main() {
     ok[i] = true;
   }
   [[unroll]] for (int j = 0; j < TN; ++j) woff[j] += k_begin;
-  accumulate(aoff, ok, woff, k_end - k_begin);
+  // Each row's values are offsets from its first (the host sends the LayerNorm with K whole).
+  if (gemm_ln())
+    [[unroll]] for (int i = 0; i < TM; ++i) lns[i] = ln_start(LOAD(x[aoff[i]]));
+  accumulate(aoff, ok, woff, k_end - k_begin, gemm_ln());
 #endif
 
   // The epilogue runs as a rolled loop over a flat copy, so its code (bias, erf/exp, residual)
@@ -113,6 +124,14 @@ void main() {
   float vals[TM * TN];
   [[unroll]] for (int i = 0; i < TM; ++i)
     [[unroll]] for (int j = 0; j < TN; ++j) vals[i * TN + j] = acc[i][j];
+#ifndef CONV
+  if (gemm_ln()) { // every column, GEGLU's gates included, from its own weight row
+    vec2 stats[TM];
+    [[unroll]] for (int i = 0; i < TM; ++i) stats[i] = ln_stats(ln_mean_m2(lns[i], float(pc.K)), float(pc.K));
+    [[dont_unroll]] for (uint e = 0; e < TM * TN; ++e)
+      vals[e] = gemm_ln_apply(vals[e], stats[e / TN], gemm_weight_row(min(n0 + e % TN, pc.N - 1)));
+  }
+#endif
   [[dont_unroll]] for (uint e = 0; e < TM * TN; ++e) {
     uint m = m0 + e / TN, n = n0 + e % TN;
     if (m >= pc.M || n >= pc.N) continue;

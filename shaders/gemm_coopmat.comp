@@ -16,6 +16,9 @@
 // Defines: DTYPE_F16 (required), CONV, COOPMAT_KHR; BM, BN, BK, WARPS_M, WARPS_N, STAGES tune
 // the tiling; CM_M, CM_N, CM_K the fragment shape; SUBGROUP_SIZE (default 32) the subgroup width
 // the dispatch requires of the pipeline. Nothing else depends on the shape or the width.
+// LayerNorm on the input rows (GEMM_LN_INPUT, common/gemm_io.glsl; dense, K whole and a multiple
+// of BK): each invocation sums the statistics of the A chunks it loads (chunk `chunk` of its rows
+// at every K step) and the rows' CHUNKS_K shares meet in shared memory after the loop.
 // Spec constant 0 VEC8: 16-byte global loads along K (K % 8 == 0, or Cin % 8 == 0 for CONV);
 // otherwise element-wise gathers. Constant 9 GROUPED: grouped weights (kernels::linear_grouped).
 //
@@ -84,8 +87,17 @@ layout(constant_id = 9) const bool GROUPED = false;
 #define STG (WN / 4 + 1)
 #define EPI_UNITS (WARPS_M * WARPS_N * CM_M * STG)
 #define EPI_RUNS_PER_LANE ((CM_M * (WN / 8) + SUBGROUP_SIZE - 1) / SUBGROUP_SIZE) // 8-column runs
-#if EPI_UNITS > STAGES * STAGE_UNITS // wide subgroup blocks with short K steps
-#define SMEM_UNITS EPI_UNITS
+// LayerNorm statistics (GEMM_LN_INPUT) after the loop: each invocation's shares (mean, M2) of its
+// rows at units [0, LN_SHARE_UNITS) (two per unit), then the rows' (mean, rstd) at LN_BASE, past
+// the epilogue staging that follows.
+#define LN_SHARE_UNITS (BM * CHUNKS_K / 2)
+#if LN_SHARE_UNITS > EPI_UNITS
+#define LN_BASE LN_SHARE_UNITS
+#else
+#define LN_BASE EPI_UNITS
+#endif
+#if LN_BASE + BM / 2 > STAGES * STAGE_UNITS // wide subgroup blocks with short K steps
+#define SMEM_UNITS (LN_BASE + BM / 2)
 #else
 #define SMEM_UNITS (STAGES * STAGE_UNITS)
 #endif
@@ -99,6 +111,65 @@ void store_tiles(uint base) {
     if (B_ROW_OK(row + p * ROWS_PER_PASS)) smem[base + B_BASE + (row + p * ROWS_PER_PASS) * LDS + chunk] = rb[p];
 }
 
+LnSums lns[A_PASSES]; // GEMM_LN_INPUT: this invocation's shares of its rows' statistics
+
+// Adds the A chunks just loaded (ra) to lns.
+void ln_add_chunks() {
+  [[unroll]] for (uint p = 0; p < A_PASSES; ++p)
+    [[unroll]] for (uint u = 0; u < 4; ++u) {
+      vec2 h = unpackHalf2x16(ra[p][u]);
+      ln_add(lns[p], h.x);
+      ln_add(lns[p], h.y);
+    }
+}
+
+// After the loop's last barrier: merges the rows' shares into their (mean, rstd) at LN_BASE, for
+// ln_row(). Ends with a barrier.
+void ln_merge_rows() {
+  uint chunk = gl_LocalInvocationIndex % CHUNKS_K;
+  uint row = gl_LocalInvocationIndex / CHUNKS_K;
+  const float n = float(G_K / CHUNKS_K); // values per share: K is whole and a multiple of BK
+  [[unroll]] for (uint p = 0; p < A_PASSES; ++p) {
+    uint share = (row + p * ROWS_PER_PASS) * CHUNKS_K + chunk;
+    uvec2 bits = floatBitsToUint(ln_mean_m2(lns[p], n));
+    if ((share & 1u) == 0u)
+      smem[share / 2].xy = bits;
+    else
+      smem[share / 2].zw = bits;
+  }
+  barrier();
+  if (chunk == 0u) {
+    [[unroll]] for (uint p = 0; p < A_PASSES; ++p) {
+      uint r = row + p * ROWS_PER_PASS, first = r * CHUNKS_K;
+      vec2 shares[CHUNKS_K];
+      float mean = 0.0;
+      [[unroll]] for (uint c = 0; c < CHUNKS_K; ++c) {
+        uvec4 u = smem[(first + c) / 2];
+        shares[c] = uintBitsToFloat(((first + c) & 1u) == 0u ? u.xy : u.zw);
+        mean += shares[c].x;
+      }
+      mean /= float(CHUNKS_K);
+      float m2 = 0.0; // Chan's merge of equal counts
+      [[unroll]] for (uint c = 0; c < CHUNKS_K; ++c) {
+        float d = shares[c].x - mean;
+        m2 += shares[c].y + n * d * d;
+      }
+      uvec2 bits = floatBitsToUint(ln_stats(vec2(mean, m2), float(G_K)));
+      if ((r & 1u) == 0u)
+        smem[LN_BASE + r / 2].xy = bits;
+      else
+        smem[LN_BASE + r / 2].zw = bits;
+    }
+  }
+  barrier();
+}
+
+// (mean, rstd) of tile row r (ln_merge_rows).
+vec2 ln_row(uint r) {
+  uvec4 u = smem[LN_BASE + r / 2];
+  return uintBitsToFloat((r & 1u) == 0u ? u.xy : u.zw);
+}
+
 // Epilogue for 8 consecutive columns n .. n+7 of row m, values v (fp32).
 void store8(uint m, uint n, float v[8]) {
   if (m >= pc.M) return;
@@ -107,6 +178,10 @@ void store8(uint m, uint n, float v[8]) {
     [[unroll]] for (uint e = 0; e < 8; ++e)
       if (n + e < pc.N) y_partial[base + e] = v[e];
     return;
+  }
+  if (gemm_ln()) {
+    vec2 stats = ln_row(m - tile_m0);
+    [[unroll]] for (uint e = 0; e < 8; ++e) v[e] = gemm_ln_apply(v[e], stats, min(n + e, pc.N - 1u));
   }
   bool vec = (EPI & EPI_N8) != 0u && n + 8 <= pc.N;
   if (!vec) {
@@ -147,6 +222,13 @@ void store8(uint m, uint n, float v[8]) {
 void store8_geglu(uint m, uint c, float v[8], float g[8]) {
   if (m >= pc.M || c >= pc.N) return;
   uint f = geglu_output_col(c);
+  if (gemm_ln()) { // the value and the gate from their own weight rows
+    vec2 stats = ln_row(m - tile_m0);
+    [[unroll]] for (uint e = 0; e < 8; ++e) {
+      v[e] = gemm_ln_apply(v[e], stats, f + e);
+      g[e] = gemm_ln_apply(g[e], stats, pc.N / 2u + f + e);
+    }
+  }
   if ((EPI & GEMM_HAS_BIAS) != 0u) {
     uvec4 bv = bias8[f >> 3], bg = bias8[(pc.N / 2u + f) >> 3];
     [[unroll]] for (uint e = 0; e < 8; e += 2) {
@@ -190,12 +272,15 @@ void main() {
 
   // k_chunk is a multiple of BK, so a K step never straddles two ranges; loads zero-fill past K.
   load_tiles(k_begin);
+  if (gemm_ln()) // each share's values as offsets from its first
+    [[unroll]] for (uint p = 0; p < A_PASSES; ++p) lns[p] = ln_start(unpackHalf2x16(ra[p].x).x);
   uint stage = 0;
   CM_F16A a[FM];
   CM_F16B b[FN];
   for (uint k0 = k_begin; k0 < k_end; k0 += BK) {
     uint base = stage * STAGE_UNITS;
     store_tiles(base);
+    if (gemm_ln()) ln_add_chunks();
     barrier();
     if (k0 + BK < k_end) load_tiles(k0 + BK); // in flight during the matrix ops below
     [[unroll]] for (uint kk = 0; kk < BK; kk += CM_K) {
@@ -213,6 +298,7 @@ void main() {
     stage = (stage + 1) % STAGES;
   }
   barrier(); // the epilogue staging reuses the tile memory
+  if (gemm_ln()) ln_merge_rows();
 
   // Epilogue, one fragment row (CM_M x WN per subgroup) at a time through shared memory: the
   // lanes take its 8-column runs in row order (consecutive lanes, consecutive 32-byte stores),

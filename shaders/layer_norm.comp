@@ -4,7 +4,8 @@
 // the mean first, then the mean of squared deviations, so a large common offset costs no
 // precision; the row is read three times (the re-reads hit the cache). VEC = 4 reads 4 channels
 // per access (C % 4 == 0). In place (y == x) is safe: each invocation writes only the elements it
-// read, after both reductions.
+// read, after both reductions. Spec constant 1 AFFINE false: y = (x - mean) * rstd alone, gamma
+// and beta unread (a norm whose affine part is folded into the projections that read it).
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "common/types.glsl"
@@ -23,6 +24,7 @@ float hsum(float v) { return v; }
 #endif
 
 layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const bool AFFINE = true;
 layout(std430, binding = 0) readonly buffer X { STORE_V x[]; };
 layout(std430, binding = 1) readonly buffer Gamma { STORE_V gamma[]; };
 layout(std430, binding = 2) readonly buffer Beta { STORE_V beta[]; };
@@ -51,7 +53,9 @@ void main() {
       q += d * d;
     }
     float rstd = inversesqrt(subgroupAdd(hsum(q)) * inv_c + pc.eps);
-    for (uint c = lane; c < pc.CV; c += S)
-      y[base + c] = STORE_V((VT(x[base + c]) - mean) * rstd * VT(gamma[c]) + VT(beta[c]));
+    for (uint c = lane; c < pc.CV; c += S) {
+      VT v = (VT(x[base + c]) - mean) * rstd;
+      y[base + c] = STORE_V(AFFINE ? v * VT(gamma[c]) + VT(beta[c]) : v);
+    }
   }
 }

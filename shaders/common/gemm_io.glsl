@@ -3,7 +3,7 @@
 // fused epilogue. Mirrors GemmPush in engine/src/kernels/gemm_dispatch.cpp.
 //
 //   y[M, N] = act(A[M, K] · W[N, K]^T + bias[N]) + residual[M, N]
-// Dense (linear): A = x [M, K]. CONV defined: A is the implicit im2col of NHWC x with
+// Dense (linear): A = x [M, K]. With GEMM_LN_INPUT (below), A is x's rows layer-normalized. CONV defined: A is the implicit im2col of NHWC x with
 // K ordered (ky, kx, ci), matching the kernel weight layout [Cout, kh, kw, Cin].
 #ifndef Z123_GEMM_IO_GLSL
 #define Z123_GEMM_IO_GLSL
@@ -38,10 +38,12 @@ layout(push_constant) uniform GemmPush {
   // rows come in M / w_group_rows groups of w_group_rows, and group g multiplies by weight rows
   // n * groups + g (w is [N, groups, K]): the 16 products of a Winograd convolution in one GEMM.
   uint w_group_rows;
+  float ln_eps; // GEMM_LN_INPUT: the LayerNorm's epsilon
 } pc;
 
 #define GEMM_HAS_BIAS 1u
 #define GEMM_HAS_RESIDUAL 2u
+#define GEMM_LN_INPUT 4u // see gemm_ln() below
 #define GEMM_ACT_SHIFT 8u
 // A kernel that defines GEMM_EPI_SPEC_ID (an unused constant_id) fixes its epilogue per
 // pipeline: specialization constant EPI holds pc.flags' bits plus EPI_SPLIT_K (K split: raw
@@ -162,6 +164,31 @@ float gemm_geglu_epilogue(float value, float gate, uint f) {
   }
   return value * gemm_gelu(gate);
 }
+
+// LayerNorm on the input rows (kernels::NormalizedInput; dense GEMMs with K unsplit, no residual;
+// gemm.comp and gemm_coopmat.comp): the weight is w' = w diag(gamma) and the bias b' = bias +
+// w beta, so that LayerNorm(x) w^T + bias = rstd (x w'^T - mean colsum) + b', with colsum[n] the
+// sum of w' row n (fp32, in binding 3 in place of a residual). The kernel gathers each row's mean
+// and rstd from the x values it loads anyway: the normalized rows are never stored.
+layout(std430, binding = 3) readonly buffer LnColSum { float ln_colsum[]; };
+bool gemm_ln() { return (GEMM_FLAGS & GEMM_LN_INPUT) != 0u; }
+// The normalized product of weight row `wrow` from its raw sum; stats = (mean, rstd).
+float gemm_ln_apply(float acc, vec2 stats, uint wrow) { return stats.y * (acc - stats.x * ln_colsum[wrow]); }
+// A row's (or a share of a row's) values summed as offsets from one of them, so that a large
+// common offset does not cancel the variance away: d = v - shift, s1 = sum d, s2 = sum d^2.
+struct LnSums {
+  float shift, s1, s2;
+};
+LnSums ln_start(float shift) { return LnSums(shift, 0.0, 0.0); }
+void ln_add(inout LnSums s, float v) {
+  float d = v - s.shift;
+  s.s1 += d;
+  s.s2 = fma(d, d, s.s2);
+}
+// The mean of the n values summed and their sum of squared deviations from it (M2).
+vec2 ln_mean_m2(LnSums s, float n) { return vec2(s.shift + s.s1 / n, max(s.s2 - s.s1 * s.s1 / n, 0.0)); }
+// (mean, rstd) of a row of K values from its mean and M2 (biased variance, as torch's LayerNorm).
+vec2 ln_stats(vec2 mean_m2, float K) { return vec2(mean_m2.x, inversesqrt(mean_m2.y / K + pc.ln_eps)); }
 
 // Output pixel m = (b, oy, ox) of a convolution, as the top-left input coordinate of its
 // receptive field in the (upsampled, padded) image and the first pixel of its batch image.

@@ -106,9 +106,122 @@ protected:
             proj[size_t(m * 2 * F + f)] * test::reference_activation(proj[size_t(m * 2 * F + F + f)], Epilogue::Gelu);
     EXPECT_TRUE(test::gemm_close(download(device(), o.y), ref, dt, nullptr));
   }
+
+  // y = act(LayerNorm(x) · w^T + bias), or its GEGLU form (F = N / 2 outputs), with the norm applied
+  // inside the GEMM (NormalizedInput): x's rows centred at `center` (a common offset the row
+  // statistics must not cancel on), w and bias standing for the weights with gamma and beta folded
+  // in (as the device holds them), colsum their row sums. The reference normalizes x in double
+  // first. Where the route has no kernel that gathers the statistics (linear_normalizes), linear()
+  // and linear_geglu() must refuse.
+  void check_normalized(const std::vector<int64_t>& lead, int64_t K, int64_t N, bool with_bias, bool geglu,
+                        float center) {
+    const DType dt = GetParam().dtype;
+    const uint64_t seed = test::test_seed();
+    SCOPED_TRACE("seed " + std::to_string(seed) + " (Z123_TEST_SEED), K " + std::to_string(K) + ", N " +
+                 std::to_string(N) + (geglu ? " GEGLU" : "") + ", centre " + std::to_string(center));
+    const int64_t cols = geglu ? N / 2 : N;
+    Operands o = operands(lead, K, N, cols, with_bias, 1.0f / std::sqrt(static_cast<float>(K)), seed);
+    const int64_t M = o.M;
+    for (float& v : o.xv) v += center;
+    o.xv = test::as_stored(o.xv, dt);
+    o.x = test::device_tensor(device(), dt, o.x.shape, o.xv, "x");
+    std::vector<float> colsum(static_cast<size_t>(N));
+    for (int64_t n = 0; n < N; ++n) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; ++k) acc += o.wv[size_t(n * K + k)];
+      colsum[size_t(n)] = static_cast<float>(acc);
+    }
+    Tensor cs = test::device_tensor(device(), DType::F32, {N}, colsum, "colsum");
+    const kernels::NormalizedInput norm{&cs, 1e-5f};
+
+    vk::Recording rec(device());
+    const auto record = [&] {
+      if (geglu)
+        kernels::linear_geglu(*kernels_, rec, o.x, o.w, o.b.get(), o.y, &norm);
+      else
+        kernels::linear(*kernels_, rec, o.x, o.w, o.b.get(), o.y, Epilogue::Gelu, nullptr, &norm);
+    };
+    if (!kernels::linear_normalizes(*kernels_, dt, N, K)) {
+      EXPECT_THROW(record(), Error);
+      EXPECT_EQ(rec.dispatch_count(), 0u);
+      return;
+    }
+    record();
+    rec.finish();
+    device().run(rec);
+
+    std::vector<float> normed(o.xv.size());
+    std::vector<double> rstds(static_cast<size_t>(M));
+    for (int64_t m = 0; m < M; ++m) {
+      double mean = 0, var = 0;
+      for (int64_t k = 0; k < K; ++k) mean += o.xv[size_t(m * K + k)];
+      mean /= double(K);
+      for (int64_t k = 0; k < K; ++k) var += (o.xv[size_t(m * K + k)] - mean) * (o.xv[size_t(m * K + k)] - mean);
+      const double rstd = 1.0 / std::sqrt(var / double(K) + 1e-5);
+      rstds[size_t(m)] = rstd;
+      for (int64_t k = 0; k < K; ++k)
+        normed[size_t(m * K + k)] = static_cast<float>((o.xv[size_t(m * K + k)] - mean) * rstd);
+    }
+    // The kernel sums x itself, not x normalized, in fp32 and subtracts mean * colsum after: its
+    // rounding grows with rstd * sum |x w| (a large common offset makes that sum large) where the
+    // unfused GEMM's grows with sum |x^ w|. Bound per output: 2 K u32 rstd sum_k |x_mk w_nk|
+    // (recursive fp32 summation, u32 = 2^-24, and as much again for mean * colsum), times the
+    // activation's slope (1.2 bounds GELU's).
+    auto abs_sums =
+        test::reference_linear(test::abs_values(o.xv), test::abs_values(o.wv), {}, {}, M, N, K, Epilogue::None);
+    const double slope = 1.2, u32 = std::ldexp(1.0, -24);
+    const auto bound_at = [&](int64_t m, int64_t n) {
+      return 2.0 * double(K) * u32 * rstds[size_t(m)] * abs_sums[size_t(m * N + n)];
+    };
+    std::vector<double> ref, bound;
+    if (geglu) {
+      auto proj = test::reference_linear(normed, o.wv, o.bv, {}, M, N, K, Epilogue::None);
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t f = 0; f < cols; ++f) {
+          const double v = proj[size_t(m * N + f)], g = proj[size_t(m * N + cols + f)];
+          const double gelu = test::reference_activation(g, Epilogue::Gelu);
+          ref.push_back(v * gelu);
+          bound.push_back(bound_at(m, f) * std::fabs(gelu) + std::fabs(v) * slope * bound_at(m, cols + f));
+        }
+    } else {
+      ref = test::reference_linear(normed, o.wv, o.bv, {}, M, N, K, Epilogue::Gelu);
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N; ++n) bound.push_back(slope * bound_at(m, n));
+    }
+    const test::Tolerance tol = test::gemm_tolerance(dt);
+    EXPECT_TRUE(test::all_close(download(device(), o.y), ref, tol.atol, tol.rtol, bound));
+  }
 };
 
 } // namespace
+
+// The input LayerNorm inside the GEMM (NormalizedInput): a multiple of every K step with several
+// row and column tiles and a large common offset, odd K (the plain kernel only: the cooperative-
+// matrix ones refuse it), no bias, one K step, the UNet's level-0 width, and the GEGLU epilogue.
+TEST_P(Linear, NormalizedInput) {
+  check_normalized({2, 50}, 128, 72, true, false, 0.0f);
+  check_normalized({300}, 64, 260, false, false, 20.0f);
+  check_normalized({37}, 45, 33, true, false, 1.0f);
+  check_normalized({2, 9}, 320, 40, true, false, -3.0f);
+  check_normalized({2, 70}, 128, 96, true, true, 0.5f);
+  check_normalized({150}, 64, 64, false, true, 8.0f);
+}
+
+// Where no kernel gathers row statistics the route says so, and linear() refuses: the tiled
+// portable kernel, and every kernel with Tuning::gemm_layer_norm off.
+TEST_P(Linear, NormalizedInputRefusedWithoutAKernelForIt) {
+  const DType dt = GetParam().dtype;
+  for_each_tiled_portable_config([&] {
+    EXPECT_FALSE(kernels::linear_normalizes(*kernels_, dt, 72, 128) &&
+                 kernels::detail::gemm_uses_tiled_portable(*kernels_, dt, 72, false));
+    check_normalized({2, 50}, 128, 72, true, false, 0.0f);
+  });
+  Tuning t = device().tuning();
+  t.gemm_layer_norm = false;
+  use_tuning(t);
+  EXPECT_FALSE(kernels::linear_normalizes(*kernels_, dt, 72, 128));
+  check_normalized({2, 50}, 128, 72, true, false, 0.0f);
+}
 
 // GEGLU in the projection's epilogue: element-wise loads (K odd), several column tiles with a
 // partial last one, no bias, and more rows than one tile at a wider F (the UNet's 1,280 would be
@@ -313,6 +426,16 @@ TEST_F(LinearArgs, WrongShapesAndDtypesThrowInvalidArgument) {
   expect_invalid([&] { kernels::linear(k, rec, x, w, nullptr, y16); }, "dtype mismatch");
   expect_invalid([&] { kernels::linear(k, rec, x, w, &b, x); }, "output shape (and aliasing)");
   expect_invalid([&] { kernels::linear(k, rec, sq, sq, nullptr, sq); }, "output aliases input");
+  // The input LayerNorm: column sums of the wrong length or dtype, none, a residual, eps <= 0.
+  Tensor cs = make_tensor(device(), DType::F32, {6}, "colsum");
+  Tensor cs_bad = make_tensor(device(), DType::F32, {5}, "colsum_bad");
+  Tensor cs16 = make_tensor(device(), DType::F16, {6}, "colsum16");
+  const kernels::NormalizedInput bad_len{&cs_bad, 1e-5f}, bad_dtype{&cs16, 1e-5f}, none{nullptr, 1e-5f},
+      bad_eps{&cs, 0.0f}, good{&cs, 1e-5f};
+  for (const auto* n : {&bad_len, &bad_dtype, &none, &bad_eps})
+    expect_invalid([&] { kernels::linear(k, rec, x, w, &b, y, Epilogue::None, nullptr, n); }, "bad NormalizedInput");
+  Tensor res = make_tensor(device(), DType::F32, {4, 6}, "residual");
+  expect_invalid([&] { kernels::linear(k, rec, x, w, &b, y, Epilogue::None, &res, &good); }, "LayerNorm and residual");
   EXPECT_EQ(rec.dispatch_count(), 0u);
 }
 

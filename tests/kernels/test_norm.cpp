@@ -88,7 +88,8 @@ protected:
     return rec.dispatch_count();
   }
 
-  void check_layer_norm(const std::vector<int64_t>& shape, float center, bool in_place) {
+  // affine false: layer_norm_unscaled, against the reference with gamma 1 and beta 0.
+  void check_layer_norm(const std::vector<int64_t>& shape, float center, bool in_place, bool affine = true) {
     const DType dt = GetParam();
     const uint64_t seed = test::test_seed();
     SCOPED_TRACE("seed " + std::to_string(seed) + " (Z123_TEST_SEED), shape " + shape_string(shape));
@@ -108,7 +109,13 @@ protected:
       test::poison(device(), y);
     }
     vk::Recording rec(device());
-    kernels::layer_norm(*kernels_, rec, x, gamma, beta, y, 1e-5f);
+    if (affine) {
+      kernels::layer_norm(*kernels_, rec, x, gamma, beta, y, 1e-5f);
+    } else {
+      kernels::layer_norm_unscaled(*kernels_, rec, x, y, 1e-5f);
+      gv.assign(gv.size(), 1.0f);
+      bv.assign(bv.size(), 0.0f);
+    }
     device().run(rec);
 
     auto want = ref::layer_norm(xv, gv, bv, n / C, C, 1e-5);
@@ -398,6 +405,9 @@ TEST_P(LayerNorm, OddWidth) { check_layer_norm({2, 7, 37}, 0.0f, false); }
 TEST_P(LayerNorm, UNetWidth) { check_layer_norm({2, 9, 320}, 0.0f, false); }
 TEST_P(LayerNorm, WideRowsInPlace) { check_layer_norm({3, 1280}, 0.0f, true); }
 TEST_P(LayerNorm, LargeMeanOffset) { check_layer_norm({2, 5, 77}, 100.0f, false); }
+// Without gamma and beta (folded into the next projection): odd and vector widths, in place.
+TEST_P(LayerNorm, UnscaledOddWidth) { check_layer_norm({2, 7, 37}, 3.0f, false, false); }
+TEST_P(LayerNorm, UnscaledUNetWidthInPlace) { check_layer_norm({2, 9, 320}, 0.0f, true, false); }
 
 TEST_P(LayerNorm, RejectsBadArguments) {
   const DType dt = GetParam();
@@ -409,6 +419,7 @@ TEST_P(LayerNorm, RejectsBadArguments) {
   vk::Recording rec(d);
   EXPECT_THROW(kernels::layer_norm(*kernels_, rec, x, g_bad, g, x, 1e-5f), Error);
   EXPECT_THROW(kernels::layer_norm(*kernels_, rec, x, g, g, y_bad, 1e-5f), Error);
+  EXPECT_THROW(kernels::layer_norm_unscaled(*kernels_, rec, x, y_bad, 1e-5f), Error);
   EXPECT_EQ(rec.dispatch_count(), 0u);
 }
 

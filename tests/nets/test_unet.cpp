@@ -5,7 +5,10 @@
 // (tests/data/golden-tlpb2), where the write pass must store all 32 attn1 layers before it stops.
 // Each with the 3x3 convs direct and in Winograd form (Z123_CONV_WINOGRAD=on: the resnets' and
 // upsamplers' convs outside the innermost level through kernels::conv2d_winograd, whose roundings
-// of the transformed inputs, weights and products fit the same tolerances).
+// of the transformed inputs, weights and products fit the same tolerances). And with the
+// transformer blocks' LayerNorms as passes of their own (Z123_GEMM_LN=0: normalized rows without
+// gamma and beta, which stay folded into the projection weights) instead of inside the GEMMs that
+// read them, as on routes whose GEMM cannot gather row statistics (the tiled portable kernel).
 // Tolerances: fp32 1e-4 relative L2 (accumulation order only); fp16 1e-2 (11-bit rounding of
 // every stored activation across ~100 stages; the fp16 target).
 #include <gtest/gtest.h>
@@ -17,6 +20,7 @@
 #include "support/check.hpp"
 #include "support/golden.hpp"
 #include "support/vk_env.hpp"
+#include "z123/kernels/linear.hpp"
 #include "z123/nets/unet.hpp"
 
 using namespace z123;
@@ -64,20 +68,33 @@ void PrintTo(const GoldenSet& s, std::ostream* os) { *os << s.name; }
 const GoldenSet kV12Topology{"tiny", test::tiny_model_dir, test::golden_dir};
 const GoldenSet kTwoTransformerLayers{"tiny_tlpb2", test::tlpb2_model_dir, test::tlpb2_golden_dir};
 
+// The route variations each parity test runs under.
+struct RouteVariant {
+  const char* suffix; // of the test name
+  Tuning::ConvWinograd winograd;
+  bool layer_norm_in_gemm;
+};
+void PrintTo(const RouteVariant& v, std::ostream* os) { *os << (*v.suffix ? v.suffix : "_default"); }
+const RouteVariant kDirect{"", Tuning::ConvWinograd::Off, true};
+const RouteVariant kWinograd{"_winograd", Tuning::ConvWinograd::On, true};
+const RouteVariant kLayerNormPasses{"_ln_passes", Tuning::ConvWinograd::Off, false};
+
 class UNetParity : public test::VkTest,
-                   public ::testing::WithParamInterface<std::tuple<GoldenSet, DType, Tuning::ConvWinograd>> {
+                   public ::testing::WithParamInterface<std::tuple<GoldenSet, DType, RouteVariant>> {
 protected:
   DType dtype() const { return std::get<1>(GetParam()); }
   const GoldenSet& set() const { return std::get<0>(GetParam()); }
+  const RouteVariant& variant() const { return std::get<2>(GetParam()); }
   Tuning tuning() {
     Tuning t = device().tuning();
-    t.conv_winograd = std::get<2>(GetParam());
+    t.conv_winograd = variant().winograd;
+    t.gemm_layer_norm = variant().layer_norm_in_gemm;
     return t;
   }
   // With Winograd on, the convs it takes hold their weights in its form (the innermost level's
   // and the mid block's stay direct: nets::UNet says why); the others stay direct.
   void expect_conv_form(const nets::UNet& unet) {
-    const size_t form = std::get<2>(GetParam()) == Tuning::ConvWinograd::On ? 3u : 4u;
+    const size_t form = variant().winograd == Tuning::ConvWinograd::On ? 3u : 4u;
     const UNetLayout& l = unet.layout();
     for (const UNetBlockDecl* block : {&l.down.front(), &l.up.back()})
       for (const UNetLayerDecl& layer : block->layers)
@@ -107,6 +124,11 @@ TEST_P(UNetParity, PlainForwardMatchesDiffusers) {
   ModelFolder folder = ModelFolder::open(set().model_dir());
   nets::UNet unet(k, folder, dt);
   expect_conv_form(unet);
+  // The folded weights' GEMMs normalize their rows themselves exactly where the variant says.
+  const std::string attn1 = unet.layout().self_attention_prefixes().front(); // "….transformer_blocks.0.attn1"
+  const Tensor& ff =
+      unet.weights().at(attn1.substr(0, attn1.size() - std::string("attn1").size()) + "ff.net.0.proj.weight");
+  EXPECT_EQ(kernels::linear_normalizes(k, dt, ff.dim(0), ff.dim(1)), variant().layer_norm_in_gemm);
   test::GoldenFile g(set().golden_dir(), "unet.safetensors");
   for (const char* t : {"999", "35"}) {
     SCOPED_TRACE(std::string("t = ") + t);
@@ -206,9 +228,8 @@ TEST_P(UNetParity, OneReferencePassForTwoStepsMatchesRefOnlyNoisedUNet) {
 INSTANTIATE_TEST_SUITE_P(Models, UNetParity,
                          ::testing::Combine(::testing::Values(kV12Topology, kTwoTransformerLayers),
                                             ::testing::Values(DType::F32, DType::F16),
-                                            ::testing::Values(Tuning::ConvWinograd::Off, Tuning::ConvWinograd::On)),
+                                            ::testing::Values(kDirect, kWinograd, kLayerNormPasses)),
                          [](const auto& param_info) {
                            return std::string(std::get<0>(param_info.param).name) + "_" +
-                                  dtype_name(std::get<1>(param_info.param)) +
-                                  (std::get<2>(param_info.param) == Tuning::ConvWinograd::On ? "_winograd" : "");
+                                  dtype_name(std::get<1>(param_info.param)) + std::get<2>(param_info.param).suffix;
                          });

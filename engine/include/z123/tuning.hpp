@@ -37,6 +37,9 @@ struct Tuning {
   std::string gemm_tile;
   // Z123_GEMM_SPLITK=0: no split K on the cooperative-matrix GEMMs.
   bool gemm_split_k = true;
+  // Z123_GEMM_LN=0: the transformer blocks' LayerNorms run as their own pass instead of inside
+  // the projections that read them (kernels::linear_normalizes).
+  bool gemm_layer_norm = true;
   // Z123_GEMM_CM2_TILE_N=128|256: the NV coopmat2 GEMM's tile width; 0: chosen per shape.
   uint32_t gemm_cm2_tile_n = 0;
   // Z123_GEMM_FIXED_GEOMETRY=all|taps|k|none: what the tiled GEMM kernels' pipelines fix as

@@ -11,7 +11,10 @@
 namespace z123::kernels::detail {
 namespace {
 
-constexpr uint32_t kFlagBias = 1, kFlagResidual = 2, kActShift = 8;
+constexpr uint32_t kFlagBias = 1, kFlagResidual = 2, kFlagLayerNorm = 4, kActShift = 8;
+// Every K step of the cooperative-matrix tilings divides this (their LayerNorm statistics count
+// whole K steps).
+constexpr uint32_t kCoopLayerNormKAlign = 64;
 constexpr uint32_t kActGeglu = 3; // GEMM_ACT_GEGLU of common/gemm_io.glsl, past Epilogue's codes
 // Row tiles per grid dimension: the Vulkan minimum for maxComputeWorkGroupCount[1..2].
 constexpr uint32_t kMaxGroups = 65535;
@@ -426,6 +429,12 @@ uint32_t gemm_group_row_align(const Kernels& kernels, DType dtype, uint32_t n) {
   return tiled_portable_tile(kernels, portable_kernel(kernels, dtype), kernels.portable_packed_products(), 0, n);
 }
 
+bool gemm_normalizes_input(const Kernels& kernels, DType dtype, uint32_t n, uint32_t k) {
+  if (!kernels.tuning().gemm_layer_norm || n == 0 || k == 0) return false;
+  if (gemm_uses_coopmat(kernels, dtype)) return k % kCoopLayerNormKAlign == 0;
+  return !gemm_uses_tiled_portable(kernels, dtype, n, false);
+}
+
 bool gemm_fuses_geglu(const Kernels& kernels, DType dtype, uint32_t n) {
   return n > 0 && n % 32 == 0 && !gemm_uses_tiled_portable(kernels, dtype, n, false);
 }
@@ -507,7 +516,13 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   if (!p.raw_f32) expect_same_dtype(op, x, y);
   if (p.bias) expect_same_dtype(op, x, *p.bias);
   if (p.residual) expect_same_dtype(op, x, *p.residual);
-  for (const Tensor* in : {&x, &w, p.bias, p.residual})
+  if (p.ln_colsum) {
+    if (p.residual || p.conv || p.raw_f32 || p.geometry.w_group_rows)
+      throw internal_error(std::string(op) + ": an input LayerNorm with a residual, conv, raw or grouped GEMM");
+    if (!gemm_normalizes_input(kernels, x.dtype, p.geometry.N, p.geometry.K))
+      throw internal_error(std::string(op) + ": an input LayerNorm where gemm_normalizes_input says no");
+  }
+  for (const Tensor* in : {&x, &w, p.bias, p.residual, p.ln_colsum})
     if (in && same_buffer(y, in))
       throw invalid_argument(std::string(op) + ": output " + y.describe() + " aliases input " + in->describe());
   // Shaders index with 32-bit (conv offsets: signed) integers.
@@ -517,18 +532,23 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
 
   GemmPush push = p.geometry;
   if (push.M == 0 || push.N == 0) return;
-  push.flags = (p.bias ? kFlagBias : 0) | (p.residual ? kFlagResidual : 0) |
+  push.flags = (p.bias ? kFlagBias : 0) | (p.residual ? kFlagResidual : 0) | (p.ln_colsum ? kFlagLayerNorm : 0) |
                ((p.geglu ? kActGeglu : static_cast<uint32_t>(p.act)) << kActShift);
   const uint32_t run = contiguous_k_run(push, p.conv);
+  // A GEMM splits K only where its epilogue can wait for the reduce: not GEGLU's column pairs,
+  // nor the LayerNorm, whose row statistics need all of K.
+  const bool whole_k_only = p.geglu || p.ln_colsum;
 
+  // Binding 3: the residual, or the LayerNorm's column sums (common/gemm_io.glsl).
+  const Tensor* third = p.ln_colsum ? p.ln_colsum : p.residual;
   std::vector<vk::Binding> bindings{vk::in(x.buf()), vk::in(w.buf()), vk::in(p.bias ? p.bias->buf() : x.buf()),
-                                    vk::in(p.residual ? p.residual->buf() : x.buf()), vk::out(y.buf())};
+                                    vk::in(third ? third->buf() : x.buf()), vk::out(y.buf())};
   std::string base = p.conv ? "gemm_conv" : "gemm";
   uint32_t gy = 0, gz = 0;
   // The profile label's detail: the problem and its epilogue ("19200x320x1280+bias+res").
   const std::string shape = std::to_string(push.M) + "x" + std::to_string(push.N) + "x" + std::to_string(push.K) +
                             (push.w_group_rows ? "x" + std::to_string(push.M / push.w_group_rows) + "g" : "") +
-                            (p.bias ? "+bias" : "") + (p.residual ? "+res" : "") +
+                            (p.ln_colsum ? "+ln" : "") + (p.bias ? "+bias" : "") + (p.residual ? "+res" : "") +
                             (p.geglu                   ? "+geglu"
                              : p.act == Epilogue::Gelu ? "+gelu"
                              : p.act == Epilogue::Silu ? "+silu"
@@ -553,9 +573,10 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     if (x.dtype == DType::F16) base += "_out32"; // fp32 y from fp16 inputs (f32 inputs: plain)
   }
 
-  // GEGLU takes the v1/KHR kernel where the context would use coopmat2: the latter's epilogue
-  // works on whole accumulator matrices, which cannot pair columns.
-  if (!p.geglu && gemm_uses_coopmat2(kernels, x.dtype, push.N)) {
+  // GEGLU and the LayerNorm take the v1/KHR kernel where the context would use coopmat2: the
+  // latter's epilogue works on whole accumulator matrices, which cannot pair columns, and its
+  // loads do not pass through registers where row statistics could be gathered.
+  if (!p.geglu && !p.ln_colsum && gemm_uses_coopmat2(kernels, x.dtype, push.N)) {
     // Tuning::gemm_cm2_tile_n (Z123_GEMM_CM2_TILE_N=128|256) pins the tile width (benchmarks
     // compare the two).
     const uint32_t forced = kernels.tuning().gemm_cm2_tile_n;
@@ -584,7 +605,8 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     // 128 x 128; the UNet's convs (150-300 workgroups) and linear layers measured noisy or worse
     // with them (a whole step 95 vs 74 ms when all convs took them).
     const uint32_t sms = kernels.device().info().compute_units;
-    const bool whole_k = split_k_count(kernels, uint64_t{div_up(push.M, tile.m)} * div_up(push.N, tile.n), push.K) == 1;
+    const bool whole_k =
+        whole_k_only || split_k_count(kernels, uint64_t{div_up(push.M, tile.m)} * div_up(push.N, tile.n), push.K) == 1;
     const KhrTiling small =
         tilings && !narrow && whole_k ? choose_khr_tiling(push.M, push.N, p.conv, sms) : KhrTiling::Default;
     if (small == KhrTiling::Rows64)
@@ -613,9 +635,8 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     }
     const uint32_t row_tiles = div_up(push.M, tile.m), col_tiles = div_up(push.N, tile.n);
     const bool default_tiles = tile.m == kCoopTileM && tile.n == kCoopTileN;
-    // GEGLU pairs its columns in this kernel's epilogue, which the split-K reduce does not.
     const uint32_t splits =
-        p.geglu ? 1 : coopmat_split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K, default_tiles);
+        whole_k_only ? 1 : coopmat_split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K, default_tiles);
     const uint32_t k_chunk = splits_k(splits, row_tiles) ? split_k_chunk(push.K, splits) : 0;
     const vk::Pipeline& pipe =
         kernels.pipeline(composed_variant(base + cm.api + tile.suffix + cm.shape, x.dtype), 5, sizeof push,
@@ -654,7 +675,7 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   const uint32_t row_tiles = div_up(push.M, wg_m * rows), col_tiles = div_up(push.N, wg_n * cols);
   // Raw fp32 output (matmul_f32) has no epilogue to defer, and keeps one K range.
   const uint32_t splits =
-      p.raw_f32 || p.geglu ? 1 : portable_split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K);
+      p.raw_f32 || whole_k_only ? 1 : portable_split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K);
   record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles, splits, x.dtype, shape);
 }
 

@@ -23,8 +23,9 @@ struct GemmPush {
   uint32_t H = 0, W = 0, Cin = 0, Ho = 0, Wo = 0, KH = 1, KW = 1, stride = 1, pad_top = 0, pad_left = 0, upsample = 1;
   uint32_t k_chunk = 0;      // split K (coopmat kernels): K elements per workgroup z; 0 = no split
   uint32_t w_group_rows = 0; // grouped weights (kernels::linear_grouped); 0 = off
+  float ln_eps = 0;          // the input's LayerNorm (GemmProblem::ln_colsum)
 };
-static_assert(sizeof(GemmPush) == 18 * 4, "push block layout changed");
+static_assert(sizeof(GemmPush) == 19 * 4, "push block layout changed");
 
 struct GemmProblem {
   const Tensor* x = nullptr;
@@ -36,6 +37,9 @@ struct GemmProblem {
   bool conv = false;
   bool raw_f32 = false; // y is F32 and gets the raw sums (matmul_f32): no epilogue
   bool geglu = false;   // kernels::linear_geglu: y [M, N / 2] = value * gelu(gate), K unsplit
+  // kernels::NormalizedInput: x's rows layer-normalized inside the GEMM (K unsplit, no residual;
+  // only where gemm_normalizes_input), with these weight column sums and geometry.ln_eps.
+  const Tensor* ln_colsum = nullptr;
   // kernels::linear_grouped: rows in groups of geometry.w_group_rows, each with its own weights
   // (every kernel but NV coopmat2's: gemm_groups_weights). linear_grouped, its one caller, checks
   // the route and the groups' row alignment.
@@ -51,6 +55,12 @@ GemmProblem make_gemm_problem(const char* op, const Tensor& x, const Tensor& w, 
 // portable and the cooperative-matrix kernels have it (F % 16 == 0); the tiled portable one does
 // not (where it runs, the UNet projects and gates in two passes).
 bool gemm_fuses_geglu(const Kernels& kernels, DType dtype, uint32_t n);
+// Whether record_gemm applies an input LayerNorm (GemmProblem::ln_colsum) for this dtype, N and K
+// in the kernel it picks: the plain portable kernel (any K) and the cooperative-matrix one (K a
+// multiple of every tiling's K step) gather the rows' statistics; the tiled portable one and NV
+// coopmat2's do not (the latter's problems go to the v1/KHR kernel instead). Never where
+// Tuning::gemm_layer_norm is off.
+bool gemm_normalizes_input(const Kernels& kernels, DType dtype, uint32_t n, uint32_t k);
 // Whether record_gemm runs grouped-weight problems (kernels::linear_grouped) for this dtype and N
 // on this context: the portable kernels (plain and tiled) and the cooperative-matrix one (NV v1,
 // KHR) have the grouped weight loader; NV coopmat2's kernel does not.

@@ -29,13 +29,35 @@ void set_dense_geometry(detail::GemmProblem& p, const Tensor& x, const Tensor& w
   p.geometry.K = static_cast<uint32_t>(w.dim(1));
 }
 
+// Adds the input LayerNorm to p (NormalizedInput), after checking what it needs.
+void set_normalized_input(const char* op, const Kernels& kernels, detail::GemmProblem& p, const NormalizedInput& norm) {
+  const Tensor& w = *p.w;
+  if (!norm.colsum) throw invalid_argument(std::string(op) + ": a NormalizedInput without its column sums");
+  expect_shape(op, "colsum", *norm.colsum, {w.dim(0)});
+  if (norm.colsum->dtype != DType::F32)
+    throw invalid_argument(std::string(op) + ": colsum " + norm.colsum->describe() + " must be F32");
+  if (!(norm.eps > 0.0f)) throw invalid_argument(std::string(op) + ": LayerNorm eps must be positive");
+  if (p.residual) throw invalid_argument(std::string(op) + ": a NormalizedInput with a residual");
+  if (!linear_normalizes(kernels, p.x->dtype, w.dim(0), w.dim(1)))
+    throw unsupported(std::string(op) + ": weight " + w.describe() + " on this route: the input LayerNorm needs " +
+                      "a kernel that gathers row statistics (linear_normalizes)");
+  p.ln_colsum = norm.colsum;
+  p.geometry.ln_eps = norm.eps;
+}
+
 } // namespace
 
+bool linear_normalizes(const Kernels& kernels, DType dtype, int64_t n, int64_t k) {
+  return n > 0 && k > 0 && n < (int64_t{1} << 31) && k < (int64_t{1} << 31) &&
+         detail::gemm_normalizes_input(kernels, dtype, static_cast<uint32_t>(n), static_cast<uint32_t>(k));
+}
+
 void linear(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor& y,
-            Epilogue act, const Tensor* residual) {
+            Epilogue act, const Tensor* residual, const NormalizedInput* norm) {
   std::vector<int64_t> out = linear_output_shape(x, w);
   detail::GemmProblem p = detail::make_gemm_problem("linear", x, w, bias, y, act, residual, out);
   set_dense_geometry(p, x, w);
+  if (norm) set_normalized_input("linear", kernels, p, *norm);
   detail::record_gemm(kernels, rec, "linear", p);
 }
 
@@ -45,7 +67,7 @@ bool linear_geglu_fuses(const Kernels& kernels, DType dtype, int64_t weight_rows
 }
 
 void linear_geglu(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& w, const Tensor* bias,
-                  const Tensor& y) {
+                  const Tensor& y, const NormalizedInput* norm) {
   std::vector<int64_t> out = linear_output_shape(x, w);
   if (!linear_geglu_fuses(kernels, x.dtype, w.dim(0)))
     throw unsupported("linear_geglu: weight " + w.describe() + " on this route: the fused GEGLU needs 2F % 32 == 0 " +
@@ -54,6 +76,7 @@ void linear_geglu(Kernels& kernels, vk::Recording& rec, const Tensor& x, const T
   detail::GemmProblem p = detail::make_gemm_problem("linear_geglu", x, w, bias, y, Epilogue::None, nullptr, out);
   p.geglu = true;
   set_dense_geometry(p, x, w);
+  if (norm) set_normalized_input("linear_geglu", kernels, p, *norm);
   detail::record_gemm(kernels, rec, "linear_geglu", p);
 }
 

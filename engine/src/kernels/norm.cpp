@@ -331,13 +331,15 @@ std::string group_norm_split_variant(bool apply, bool vec4, DType dtype) {
 
 std::vector<int64_t> group_norm_resident_evs() { return {1, 2, 4}; } // resident_ev()'s values
 
-void layer_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                const Tensor& y, float eps) {
-  const char* op = "layer_norm";
+namespace {
+
+// layer_norm with gamma and beta, or (both null) without.
+void record_layer_norm(Kernels& kernels, vk::Recording& rec, const char* op, const Tensor& x, const Tensor* gamma,
+                       const Tensor* beta, const Tensor& y, float eps) {
   if (x.shape.empty()) throw invalid_argument(std::string(op) + ": x has no dimensions: " + x.describe());
   const int64_t C = x.dim(-1), M = x.numel() / C;
-  check_param(op, "gamma", gamma, x, C);
-  check_param(op, "beta", beta, x, C);
+  if (gamma) check_param(op, "gamma", *gamma, x, C);
+  if (beta) check_param(op, "beta", *beta, x, C);
   expect_shape(op, "y", y, x.shape);
   expect_same_dtype(op, x, y);
   expect_indexable(op, x);
@@ -348,11 +350,26 @@ void layer_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Ten
   const uint32_t rows_per_wg = std::max<uint32_t>(1, threads / subgroup);
   const uint32_t vec = C % 4 == 0 ? 4 : 1;
   LayerNormPush p{static_cast<uint32_t>(M), static_cast<uint32_t>(C / vec), rows_per_wg, eps};
+  const bool affine = gamma != nullptr;
   auto& pipe = kernels.pipeline(vec == 4 ? variant("layer_norm_vec4", x.dtype) : variant("layer_norm", x.dtype), 4,
-                                sizeof p, {threads});
+                                sizeof p, {threads, affine ? 1u : 0u});
   Grid g = wrap_grid(div_up(M, rows_per_wg));
-  rec.dispatch(pipe, {vk::in(x.buf()), vk::in(gamma.buf()), vk::in(beta.buf()), vk::out(y.buf())}, &p, sizeof p, g.x,
-               g.y);
+  // Without the affine part, x stands in for the unread gamma and beta.
+  rec.dispatch(pipe,
+               {vk::in(x.buf()), vk::in(affine ? gamma->buf() : x.buf()), vk::in(affine ? beta->buf() : x.buf()),
+                vk::out(y.buf())},
+               &p, sizeof p, g.x, g.y);
+}
+
+} // namespace
+
+void layer_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                const Tensor& y, float eps) {
+  record_layer_norm(kernels, rec, "layer_norm", x, &gamma, &beta, y, eps);
+}
+
+void layer_norm_unscaled(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& y, float eps) {
+  record_layer_norm(kernels, rec, "layer_norm_unscaled", x, nullptr, nullptr, y, eps);
 }
 
 } // namespace z123::kernels

@@ -146,7 +146,10 @@ void single_head_attention_by_gemm(kernels::Kernels& kern, vk::Recording& rec, W
 }
 
 Tensor attention_block(NetContext& c, const AttentionLayers& layers, Tensor normed, const Tensor& residual,
-                       int64_t heads, bool causal, const AttentionKeyValues& kv, bool by_gemm) {
+                       int64_t heads, bool causal, const AttentionKeyValues& kv, bool by_gemm,
+                       const QueryInput& query) {
+  if (query.norm && !kv.source && !kv.given_k)
+    throw internal_error(layers.q + ": keys and values projected from rows the query GEMM normalizes itself");
   const DType dt = normed.dtype;
   const int64_t B = normed.dim(0), N = normed.dim(1), C = normed.dim(2);
   const auto project = [&](const std::string& prefix, const Tensor& in, const Tensor& out) {
@@ -166,8 +169,9 @@ Tensor attention_block(NetContext& c, const AttentionLayers& layers, Tensor norm
     project(layers.v, src, values);
   }
   Tensor q = c.ws.acquire(dt, {B, N, C}, layers.q);
-  project(layers.q, normed, q);
-  c.ws.release(normed);
+  linear(c.k, c.rec, normed, c.w.at(layers.q + ".weight"), query.bias ? query.bias : c.w.find(layers.q + ".bias"), q,
+         Epilogue::None, nullptr, query.norm);
+  if (query.owned) c.ws.release(normed);
   Tensor a = c.ws.acquire(dt, {B, N, C}, layers.out + ".in");
   if (by_gemm)
     single_head_attention_by_gemm(c.k, c.rec, c.ws, q, keys, values, a);

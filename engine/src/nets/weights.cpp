@@ -4,7 +4,9 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <set>
+#include <span>
 
 #include "z123/error.hpp"
 #include "z123/half.hpp"
@@ -29,7 +31,67 @@ std::string problems(const TensorCheckReport& r, const std::string& file) {
   return s;
 }
 
+// Stores n fp32 values as `storage` at `to`.
+void store_values(const std::vector<float>& v, std::byte* to, DType storage) {
+  if (storage == DType::F16) {
+    auto* h = reinterpret_cast<uint16_t*>(to);
+    for (size_t i = 0; i < v.size(); ++i) h[i] = f32_to_f16(v[i]);
+  } else {
+    std::memcpy(to, v.data(), v.size() * sizeof(float));
+  }
+}
+
+// Converts n elements of a [rows, K] checkpoint tensor from element `from` to `storage` at `to`,
+// each times gamma[its column] (K = gamma's size), in fp32 with one rounding.
+void convert_scaled(const TensorView& view, uint64_t from, std::byte* to, uint64_t n, const std::vector<float>& gamma,
+                    DType storage) {
+  std::vector<float> v(n);
+  convert_range_to_f32(view, from, 1, v);
+  for (uint64_t i = 0; i < n; ++i) v[i] *= gamma[(from + i) % gamma.size()];
+  store_values(v, to, storage);
+}
+
+// A checkpoint vector in fp32, shared by the upload jobs that read it after the constructor.
+std::shared_ptr<const std::vector<float>> read_vector(const TensorView& view, int64_t n) {
+  auto v = std::make_shared<std::vector<float>>(static_cast<size_t>(n));
+  convert_range_to_f32(view, 0, 1, *v);
+  return v;
+}
+
+// The checkpoint tensors whose rows, one after the other, make a stored 2-D weight (one for a
+// checkpoint weight, its parts for a fused one).
+struct RowSource {
+  const TensorView* view;
+  int64_t rows;
+};
+
+// Row r of those sources, K values in fp32.
+void read_row(const std::vector<RowSource>& sources, int64_t r, std::span<float> row) {
+  for (const RowSource& s : sources) {
+    if (r < s.rows) return convert_range_to_f32(*s.view, static_cast<uint64_t>(r) * row.size(), 1, row);
+    r -= s.rows;
+  }
+  throw internal_error("LayerNorm fold: a row past its weight's end");
+}
+
+// A weight folded by a LayerNorm (LayerNormFold), as its upload jobs need it.
+struct FoldedWeight {
+  std::shared_ptr<const std::vector<float>> gamma, beta, bias; // bias: null for none
+  std::vector<RowSource> sources;
+  int64_t rows = 0;
+};
+
+std::string fold_stem(const std::string& weight) {
+  const std::string suffix = ".weight";
+  if (weight.size() <= suffix.size() || weight.compare(weight.size() - suffix.size(), suffix.size(), suffix) != 0)
+    throw internal_error("LayerNorm fold: " + weight + " is not a weight name");
+  return weight.substr(0, weight.size() - suffix.size());
+}
+
 } // namespace
+
+std::string ln_bias_name(const std::string& weight) { return fold_stem(weight) + ".ln_bias"; }
+std::string ln_colsum_name(const std::string& weight) { return fold_stem(weight) + ".ln_colsum"; }
 
 void WeightUploads::add(const SafetensorsFile& file, std::vector<vk::UploadJob> jobs) {
   files_.push_back(&file);
@@ -55,7 +117,7 @@ void WeightUploads::run(vk::Device& device) {
 
 Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule module, DType storage,
                  WeightPlacement placement, WeightUploads* deferred, const std::vector<FusedWeight>& fused,
-                 const std::set<std::string>& winograd)
+                 const std::set<std::string>& winograd, const std::vector<LayerNormFold>& folds)
     : module_(module), storage_(storage) {
   const SafetensorsFile& file = folder.weights(module);
   std::vector<ExpectedTensor> expected = expected_tensors(module, folder.configs());
@@ -82,6 +144,44 @@ Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule modu
       throw internal_error(name + ": not a 3x3 conv weight of " + module_name(module) + " (Winograd form)");
   }
 
+  // The folded weights: each a checkpoint 2-D weight or a fused one, as wide as its norm.
+  std::map<std::string, FoldedWeight> folded;
+  for (const LayerNormFold& f : folds) {
+    auto vector_of = [&](const std::string& name) -> const ExpectedTensor& {
+      auto it = by_name.find(name);
+      if (it == by_name.end() || it->second->shape.size() != 1)
+        throw internal_error("LayerNorm fold: " + name + " is not a 1-D tensor of " + module_name(module));
+      return *it->second;
+    };
+    const ExpectedTensor& g = vector_of(f.gamma);
+    if (vector_of(f.beta).shape != g.shape || f.weights.size() != f.biases.size())
+      throw internal_error("LayerNorm fold of " + f.gamma + ": mismatched beta or bias list");
+    const int64_t width = g.shape[0];
+    auto gamma = read_vector(file.at(report.stored_names.at(f.gamma)), width);
+    auto beta = read_vector(file.at(report.stored_names.at(f.beta)), width);
+    for (size_t i = 0; i < f.weights.size(); ++i) {
+      FoldedWeight fw{gamma, beta, nullptr, {}, 0};
+      std::vector<std::string> parts{f.weights[i]};
+      for (const FusedWeight& fu : fused)
+        if (fu.name == f.weights[i]) parts = fu.parts;
+      for (const std::string& part : parts) {
+        auto it = by_name.find(part);
+        if (it == by_name.end() || it->second->shape.size() != 2 || it->second->shape[1] != width)
+          throw internal_error("LayerNorm fold: " + f.weights[i] + " is not a 2-D weight " + std::to_string(width) +
+                               " wide");
+        fw.sources.push_back({&file.at(report.stored_names.at(part)), it->second->shape[0]});
+        fw.rows += it->second->shape[0];
+      }
+      if (!f.biases[i].empty()) {
+        if (vector_of(f.biases[i]).shape[0] != fw.rows)
+          throw internal_error("LayerNorm fold: bias " + f.biases[i] + " does not match " + f.weights[i]);
+        fw.bias = read_vector(file.at(report.stored_names.at(f.biases[i])), fw.rows);
+      }
+      if (!folded.emplace(f.weights[i], std::move(fw)).second)
+        throw internal_error("LayerNorm fold: " + f.weights[i] + " folded twice");
+    }
+  }
+
   std::vector<vk::UploadJob> jobs;
   jobs.reserve(expected.size());
   const size_t es = dtype_size(storage);
@@ -96,6 +196,9 @@ Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule modu
       if (winograd.count(e.name)) n = n / 9 * kernels::kWinogradProducts; // [Cout, 16, Cin] for [Cout, Cin, 3, 3]
       total += ((static_cast<uint64_t>(n) * es + 3) / 4 * 4 + 255) / 256 * 256 + 256;
     }
+    for (const auto& [name, fw] : folded) // ln_bias and ln_colsum
+      for (uint64_t bytes : {static_cast<uint64_t>(fw.rows) * es, static_cast<uint64_t>(fw.rows) * 4})
+        total += ((bytes + 3) / 4 * 4 + 255) / 256 * 256 + 256;
     device.allocator().reserve_turn_memory(total, std::string(module_name(module)) + " weights (turns)");
     home_.reserve(expected.size());
   }
@@ -106,11 +209,11 @@ Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule modu
     else
       convert_range_to_f32(view, from, stride, {reinterpret_cast<float*>(to), n});
   };
-  // A device tensor and the job that fills it.
+  // A device tensor of `dtype` and the job that fills it.
   auto place = [&](const std::string& key, const std::vector<int64_t>& shape, uint64_t unit,
-                   std::function<void(std::byte*, uint64_t, uint64_t)> produce) {
+                   std::function<void(std::byte*, uint64_t, uint64_t)> produce, DType dtype) {
     const std::string name = std::string(module_name(module)) + "." + key;
-    Tensor t = make_tensor(device, storage, shape, name, placement.usage, turn);
+    Tensor t = make_tensor(device, dtype, shape, name, placement.usage, turn);
     vk::UploadJob job;
     job.dst = &t.buf();
     if (placement.take_turns) {
@@ -119,7 +222,7 @@ Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule modu
       host_copy_bytes_ += home_.back().size();
       job.dst = &home_.back();
     }
-    job.bytes = static_cast<uint64_t>(t.numel()) * es;
+    job.bytes = static_cast<uint64_t>(t.numel()) * dtype_size(dtype);
     job.unit = unit;
     job.produce = std::move(produce);
     jobs.push_back(std::move(job));
@@ -134,21 +237,23 @@ Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule modu
       // [Cout, 16, Cin], transformed per output channel from its [Cin, 3, 3] values in fp32.
       const uint64_t cin = static_cast<uint64_t>(e.shape[1]), row = cin * 9,
                      out_row = cin * static_cast<uint64_t>(kernels::kWinogradProducts);
-      place(e.name, {e.shape[0], kernels::kWinogradProducts, e.shape[1]}, out_row * es,
-            [&view, storage, cin, row, out_row, es](std::byte* out, uint64_t first, uint64_t count) {
-              std::vector<float> taps(row), u(out_row);
-              for (uint64_t o = first / es / out_row, end = (first + count) / es / out_row; o < end; ++o) {
-                convert_range_to_f32(view, o * row, 1, taps);
-                kernels::winograd_weight_row(taps.data(), static_cast<int64_t>(cin), u.data());
-                if (storage == DType::F16) {
-                  auto* h = reinterpret_cast<uint16_t*>(out);
-                  for (uint64_t i = 0; i < out_row; ++i) h[i] = f32_to_f16(u[i]);
-                } else {
-                  std::memcpy(out, u.data(), out_row * sizeof(float));
-                }
-                out += out_row * es;
+      place(
+          e.name, {e.shape[0], kernels::kWinogradProducts, e.shape[1]}, out_row * es,
+          [&view, storage, cin, row, out_row, es](std::byte* out, uint64_t first, uint64_t count) {
+            std::vector<float> taps(row), u(out_row);
+            for (uint64_t o = first / es / out_row, end = (first + count) / es / out_row; o < end; ++o) {
+              convert_range_to_f32(view, o * row, 1, taps);
+              kernels::winograd_weight_row(taps.data(), static_cast<int64_t>(cin), u.data());
+              if (storage == DType::F16) {
+                auto* h = reinterpret_cast<uint16_t*>(out);
+                for (uint64_t i = 0; i < out_row; ++i) h[i] = f32_to_f16(u[i]);
+              } else {
+                std::memcpy(out, u.data(), out_row * sizeof(float));
               }
-            });
+              out += out_row * es;
+            }
+          },
+          storage);
       continue;
     }
     const bool conv = e.shape.size() == 4;
@@ -158,13 +263,25 @@ Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule modu
     // holds taps (ky, kx) of every input channel ci, read from [o, ci, ky, kx].
     const uint64_t taps = conv ? static_cast<uint64_t>(e.shape[2] * e.shape[3]) : 1;
     const uint64_t cin = conv ? static_cast<uint64_t>(e.shape[1]) : 1;
-    place(e.name, shape, conv ? cin * taps * es : es, // a conv is cut between output channels
-          [&view, convert, conv, taps, cin, es](std::byte* out, uint64_t first, uint64_t count) {
-            if (!conv || taps == 1) return convert(view, first / es, 1, out, count / es);
-            const uint64_t row = cin * taps; // elements per output channel
-            for (uint64_t o = first / es / row, end = (first + count) / es / row; o < end; ++o)
-              for (uint64_t tap = 0; tap < taps; ++tap, out += cin * es) convert(view, o * row + tap, taps, out, cin);
-          });
+    auto fold = folded.find(e.name);
+    if (fold != folded.end()) { // w diag(gamma), rounded once
+      place(
+          e.name, shape, es,
+          [&view, gamma = fold->second.gamma, storage, es](std::byte* out, uint64_t first, uint64_t count) {
+            convert_scaled(view, first / es, out, count / es, *gamma, storage);
+          },
+          storage);
+      continue;
+    }
+    place(
+        e.name, shape, conv ? cin * taps * es : es, // a conv is cut between output channels
+        [&view, convert, conv, taps, cin, es](std::byte* out, uint64_t first, uint64_t count) {
+          if (!conv || taps == 1) return convert(view, first / es, 1, out, count / es);
+          const uint64_t row = cin * taps; // elements per output channel
+          for (uint64_t o = first / es / row, end = (first + count) / es / row; o < end; ++o)
+            for (uint64_t tap = 0; tap < taps; ++tap, out += cin * es) convert(view, o * row + tap, taps, out, cin);
+        },
+        storage);
   }
   for (const FusedWeight& f : fused) {
     // Part i covers elements [starts[i], starts[i + 1]) of the fused tensor.
@@ -177,14 +294,55 @@ Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule modu
       rows += e.shape[0];
       starts.push_back(starts.back() + static_cast<uint64_t>(e.shape[0] * e.shape[1]));
     }
-    place(f.name, {rows, by_name.at(f.parts.front())->shape[1]}, es,
-          [views, starts, convert, es](std::byte* out, uint64_t first, uint64_t count) {
-            const uint64_t begin = first / es, end = (first + count) / es;
-            for (size_t i = 0; i < views.size(); ++i) {
-              const uint64_t lo = std::max(begin, starts[i]), hi = std::min(end, starts[i + 1]);
-              if (lo < hi) convert(*views[i], lo - starts[i], 1, out + (lo - begin) * es, hi - lo);
+    auto fold = folded.find(f.name);
+    std::shared_ptr<const std::vector<float>> gamma = fold != folded.end() ? fold->second.gamma : nullptr;
+    place(
+        f.name, {rows, by_name.at(f.parts.front())->shape[1]}, es,
+        [views, starts, convert, gamma, storage, es](std::byte* out, uint64_t first, uint64_t count) {
+          const uint64_t begin = first / es, end = (first + count) / es;
+          for (size_t i = 0; i < views.size(); ++i) {
+            const uint64_t lo = std::max(begin, starts[i]), hi = std::min(end, starts[i + 1]);
+            if (lo >= hi) continue;
+            if (gamma) // w diag(gamma): every part's rows start at column 0
+              convert_scaled(*views[i], lo - starts[i], out + (lo - begin) * es, hi - lo, *gamma, storage);
+            else
+              convert(*views[i], lo - starts[i], 1, out + (lo - begin) * es, hi - lo);
+          }
+        },
+        storage);
+  }
+  // Each folded weight's b' = bias + w beta (from the checkpoint's w) and the sums of its stored
+  // w' rows (rounded as stored, summed in double).
+  for (const auto& [wname, fw] : folded) {
+    place(
+        ln_bias_name(wname), {fw.rows}, es,
+        [fw, storage, es](std::byte* out, uint64_t first, uint64_t count) {
+          std::vector<float> row(fw.beta->size()), vals;
+          for (uint64_t r = first / es, end = (first + count) / es; r < end; ++r) {
+            read_row(fw.sources, static_cast<int64_t>(r), row);
+            double acc = fw.bias ? (*fw.bias)[r] : 0.0;
+            for (size_t k = 0; k < row.size(); ++k) acc += double(row[k]) * (*fw.beta)[k];
+            vals.push_back(static_cast<float>(acc));
+          }
+          store_values(vals, out, storage);
+        },
+        storage);
+    place(
+        ln_colsum_name(wname), {fw.rows}, sizeof(float),
+        [fw, storage](std::byte* out, uint64_t first, uint64_t count) {
+          std::vector<float> row(fw.gamma->size()), vals;
+          for (uint64_t r = first / sizeof(float), end = (first + count) / sizeof(float); r < end; ++r) {
+            read_row(fw.sources, static_cast<int64_t>(r), row);
+            double acc = 0.0;
+            for (size_t k = 0; k < row.size(); ++k) {
+              const float v = row[k] * (*fw.gamma)[k];
+              acc += storage == DType::F16 ? round_f16(v) : v;
             }
-          });
+            vals.push_back(static_cast<float>(acc));
+          }
+          store_values(vals, out, DType::F32);
+        },
+        DType::F32);
   }
   // The tensors' buffers are shared_ptr-owned: moving the Tensor into the map kept job.dst valid.
   if (deferred) {

@@ -17,6 +17,18 @@ enum class Epilogue : uint32_t {
   Silu = 2, // x * sigmoid(x)
 };
 
+// A LayerNorm over the input's rows applied inside the GEMM that reads them, so the normalized
+// rows are never written (the UNet's transformer blocks: norm1-3 before their projections). Its
+// affine part is folded into the weights beforehand (nets::Weights, LayerNormFold):
+//   LayerNorm(x; gamma, beta) · wᵀ + bias = rstd (x · w'ᵀ - mean colsum) + b'
+// with w' = w diag(gamma) as stored, b' = bias + w · beta (the bias passed), colsum[n] the sum of
+// the stored w' row n, and mean and rstd x's row statistics (biased variance, fp32), which the
+// kernel gathers from the x values it loads anyway.
+struct NormalizedInput {
+  const Tensor* colsum = nullptr; // [N] F32
+  float eps = 1e-5f;
+};
+
 // y[M, N] = act(x[M, K] · w[N, K]^T + bias[N]) + residual[M, N]
 //
 // x: [..., K] (M = product of all leading dims), w: [N, K] (checkpoint layout [out, in]),
@@ -32,8 +44,16 @@ enum class Epilogue : uint32_t {
 // cooperative matrix 2), else on GPUs the shared-memory tiled kernel (gemm_tiled.comp: packed fp16
 // products where the device's fp16 arithmetic is fast); on CPU devices, and for F32, the plain
 // register-tiled kernel (gemm.comp). Split K where few output tiles would leave the GPU idle.
+//
+// norm: x's rows layer-normalized first (NormalizedInput; w and bias folded), no residual; only
+// where linear_normalizes() (else Unsupported).
 void linear(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor& y,
-            Epilogue act = Epilogue::None, const Tensor* residual = nullptr);
+            Epilogue act = Epilogue::None, const Tensor* residual = nullptr, const NormalizedInput* norm = nullptr);
+// Whether linear() and linear_geglu() take a NormalizedInput for this dtype, N (w's rows) and K on
+// this context: the cooperative-matrix kernels (K % 64 == 0) and the plain portable one do; the
+// tiled portable one does not, and none does with Tuning::gemm_layer_norm off. Elsewhere the
+// caller normalizes the rows itself (layer_norm_unscaled) and passes them without `norm`.
+bool linear_normalizes(const Kernels& kernels, DType dtype, int64_t n, int64_t k);
 
 // The feed-forward's GEGLU projection in one pass (diffusers' GEGLU):
 //   [value | gate] = x · wᵀ + bias,  y = value * gelu(gate)  (exact erf GELU)
@@ -41,9 +61,9 @@ void linear(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor&
 // bias: [2F] or nullptr, y: [..., F]. The GEMM's epilogue pairs each output's value and gate sums,
 // so the [..., 2F] product is never stored; the same as linear() followed by geglu() but for one
 // rounding fewer. Only where linear_geglu_fuses() (else Unsupported); InvalidArgument on shape or
-// dtype errors, as linear().
+// dtype errors, as linear(). norm: as linear()'s.
 void linear_geglu(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& w, const Tensor* bias,
-                  const Tensor& y);
+                  const Tensor& y, const NormalizedInput* norm = nullptr);
 // Whether linear_geglu() runs for a projection of `weight_rows` (2F) outputs of this dtype on this
 // context: F % 16 == 0, and a kernel with the fused epilogue (the cooperative-matrix kernels and
 // the plain portable one; not the tiled portable one, whose main loop ran slower with more

@@ -52,5 +52,8 @@ void group_norm_table(Kernels& kernels, vk::Recording& rec, const Tensor& x, con
 // for all (F32 or F16); exact two-pass fp32 statistics per row. y may be x (in place).
 void layer_norm(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& gamma, const Tensor& beta,
                 const Tensor& y, float eps);
+// y = (x - mean) / sqrt(var + eps) alone: a LayerNorm whose gamma and beta are folded into the
+// projections that read y (kernels::NormalizedInput, where those cannot apply the norm themselves).
+void layer_norm_unscaled(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& y, float eps);
 
 } // namespace z123::kernels

@@ -8,6 +8,7 @@
 
 #include "z123/kernels/attention.hpp"
 #include "z123/kernels/kernels.hpp"
+#include "z123/kernels/linear.hpp"
 #include "z123/kernels/winograd.hpp"
 #include "z123/nets/weights.hpp"
 #include "z123/workspace.hpp"
@@ -61,15 +62,25 @@ struct AttentionKeyValues {
   const Tensor *given_k = nullptr, *given_v = nullptr; // already projected: no projection here
 };
 
+// How attention_block projects its queries where its defaults do not hold: the query weight
+// has a LayerNorm folded in (nets::LayerNormFold; the UNet's cross-attention).
+struct QueryInput {
+  const Tensor* bias = nullptr;                   // in place of the layer's own bias (the fold's b')
+  const kernels::NormalizedInput* norm = nullptr; // the GEMM normalizes `normed`'s rows itself
+  bool owned = true; // `normed` is taken over (else it is the caller's: the rows before the norm)
+};
+
 // The attention sub-layer of every network (diffusers Attention in the UNet's cross-attention
 // and the VAE, CLIP's self-attention; the UNet's self-attention fuses its projections:
 // nets::UNet): keys and values (see AttentionKeyValues), queries of `normed`, attention over
 // `heads` heads, then the out projection with `residual` added in its epilogue. Takes `normed`
-// [B, N, C] over (it is released once the queries exist) and returns residual + out(...) as a
-// new [B, N, C] tensor. by_gemm: the single 512-wide head of the VAE, through
-// single_head_attention_by_gemm instead of the flash kernels.
+// [B, N, C] over (it is released once the queries exist; see QueryInput::owned) and returns
+// residual + out(...) as a new [B, N, C] tensor. by_gemm: the single 512-wide head of the VAE,
+// through single_head_attention_by_gemm instead of the flash kernels. With query.norm the keys
+// and values must come from elsewhere (kv), never from the unnormalized rows.
 Tensor attention_block(NetContext& c, const AttentionLayers& layers, Tensor normed, const Tensor& residual,
-                       int64_t heads, bool causal, const AttentionKeyValues& kv = {}, bool by_gemm = false);
+                       int64_t heads, bool causal, const AttentionKeyValues& kv = {}, bool by_gemm = false,
+                       const QueryInput& query = {});
 
 // The VAE's mid-block Attention (spec §8.1): single head over all H·W tokens, GroupNorm input,
 // q/k/v/out with biases, residual.

@@ -57,15 +57,31 @@ struct FusedWeight {
   std::vector<std::string> parts; // checkpoint names, all 2-D with the same dim 1
 };
 
+// A LayerNorm folded into the projections that read it (kernels::NormalizedInput): each weight
+// (a checkpoint or fused name, 2-D, K = the norm's width) is stored as w diag(gamma), and two
+// tensors are added beside it: ln_bias_name(weight) = bias + w · beta (storage dtype) and
+// ln_colsum_name(weight) = the sums of the stored rows (F32). The projection then computes
+// LayerNorm(x) · wᵀ + bias from x itself, or from x normalized without gamma and beta. A weight
+// is folded by one norm at most; gamma and beta stay stored as well.
+struct LayerNormFold {
+  std::string gamma, beta;          // checkpoint names of the norm's weight and bias
+  std::vector<std::string> weights; // the projections' stored names ("….weight")
+  std::vector<std::string> biases;  // each one's checkpoint bias name, or "" for none
+};
+// The names of the added tensors: the weight's name with ".weight" replaced.
+std::string ln_bias_name(const std::string& weight);
+std::string ln_colsum_name(const std::string& weight);
+
 class Weights {
 public:
   // deferred: collect the uploads there instead of uploading before returning (the tensors
   // exist, with undefined contents, until deferred->run()). fused: see FusedWeight. winograd:
   // checkpoint names of 3x3 conv weights stored in Winograd form instead, [Cout, 16, Cin]
   // (kernels::conv_weight_to_winograd, transformed while loading), under the same name.
+  // folds: see LayerNormFold.
   Weights(vk::Device& device, const ModelFolder& folder, ModelModule module, DType storage,
           WeightPlacement placement = {}, WeightUploads* deferred = nullptr, const std::vector<FusedWeight>& fused = {},
-          const std::set<std::string>& winograd = {});
+          const std::set<std::string>& winograd = {}, const std::vector<LayerNormFold>& folds = {});
 
   // Copies the host copies of weights that take turns back into their device tensors (nothing
   // for other placements).
