@@ -200,7 +200,8 @@ Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule modu
       for (uint64_t bytes : {static_cast<uint64_t>(fw.rows) * es, static_cast<uint64_t>(fw.rows) * 4})
         total += ((bytes + 3) / 4 * 4 + 255) / 256 * 256 + 256;
     device.allocator().reserve_turn_memory(total, std::string(module_name(module)) + " weights (turns)");
-    home_.reserve(expected.size());
+    // Jobs point into home_: it must not reallocate (a fold adds two tensors per weight).
+    home_.reserve(expected.size() + 2 * folded.size());
   }
   // Converts `n` elements of a stored tensor from element `from` (every `stride`-th) to `to`.
   auto convert = [storage](const TensorView& view, uint64_t from, uint64_t stride, std::byte* to, uint64_t n) {
@@ -218,6 +219,7 @@ Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule modu
     job.dst = &t.buf();
     if (placement.take_turns) {
       // Loaded into the host copy; record_restore() brings it to the device.
+      if (home_.size() == home_.capacity()) throw internal_error("Weights: host copies past their reservation");
       home_.push_back(device.allocator().create_buffer(t.buf().size(), vk::MemoryUsage::Upload, name + " (host copy)"));
       host_copy_bytes_ += home_.back().size();
       job.dst = &home_.back();
