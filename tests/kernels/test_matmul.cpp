@@ -199,6 +199,9 @@ protected:
 // row and column tiles and a large common offset, odd K (the plain kernel only: the cooperative-
 // matrix ones refuse it), no bias, one K step, the UNet's level-0 width, and the GEGLU epilogue.
 TEST_P(Linear, NormalizedInput) {
+  Tuning t = device().tuning();
+  t.gemm_layer_norm = true; // Z123_GEMM_LN=1: off by default
+  use_tuning(t);
   check_normalized({2, 50}, 128, 72, true, false, 0.0f);
   check_normalized({300}, 64, 260, false, false, 20.0f);
   check_normalized({37}, 45, 33, true, false, 1.0f);
@@ -208,10 +211,13 @@ TEST_P(Linear, NormalizedInput) {
 }
 
 // Where no kernel gathers row statistics the route says so, and linear() refuses: the tiled
-// portable kernel, and every kernel with Tuning::gemm_layer_norm off.
+// portable kernel, and every kernel with Tuning::gemm_layer_norm off (the default).
 TEST_P(Linear, NormalizedInputRefusedWithoutAKernelForIt) {
   const DType dt = GetParam().dtype;
   for_each_tiled_portable_config([&] {
+    Tuning t = kernels_->tuning();
+    t.gemm_layer_norm = true;
+    use_tuning(t);
     EXPECT_FALSE(kernels::linear_normalizes(*kernels_, dt, 72, 128) &&
                  kernels::detail::gemm_uses_tiled_portable(*kernels_, dt, 72, false));
     check_normalized({2, 50}, 128, 72, true, false, 0.0f);

@@ -37,9 +37,10 @@ struct Tuning {
   std::string gemm_tile;
   // Z123_GEMM_SPLITK=0: no split K on the cooperative-matrix GEMMs.
   bool gemm_split_k = true;
-  // Z123_GEMM_LN=0: the transformer blocks' LayerNorms run as their own pass instead of inside
-  // the projections that read them (kernels::linear_normalizes).
-  bool gemm_layer_norm = true;
+  // Z123_GEMM_LN=1: the transformer blocks' LayerNorms inside the projections that read them
+  // (kernels::linear_normalizes) instead of a pass of their own. Off by default: on an H100 the
+  // step took 30.45-30.50 ms with it against 29.75-29.86 without (bench/NOTES.md session 34).
+  bool gemm_layer_norm = false;
   // Z123_GEMM_CM2_TILE_N=128|256: the NV coopmat2 GEMM's tile width; 0: chosen per shape.
   uint32_t gemm_cm2_tile_n = 0;
   // Z123_GEMM_FIXED_GEOMETRY=all|taps|k|none: what the tiled GEMM kernels' pipelines fix as

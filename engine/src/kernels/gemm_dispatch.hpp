@@ -59,7 +59,7 @@ bool gemm_fuses_geglu(const Kernels& kernels, DType dtype, uint32_t n);
 // in the kernel it picks: the plain portable kernel (any K) and the cooperative-matrix one (K a
 // multiple of every tiling's K step) gather the rows' statistics; the tiled portable one and NV
 // coopmat2's do not (the latter's problems go to the v1/KHR kernel instead). Never where
-// Tuning::gemm_layer_norm is off.
+// Tuning::gemm_layer_norm is off (the default).
 bool gemm_normalizes_input(const Kernels& kernels, DType dtype, uint32_t n, uint32_t k);
 // Whether record_gemm runs grouped-weight problems (kernels::linear_grouped) for this dtype and N
 // on this context: the portable kernels (plain and tiled) and the cooperative-matrix one (NV v1,

@@ -65,7 +65,7 @@ Tuning Tuning::from_environment() {
     t.gemm_tile = v;
   }
   t.gemm_split_k = flag("Z123_GEMM_SPLITK", true);
-  t.gemm_layer_norm = flag("Z123_GEMM_LN", true);
+  t.gemm_layer_norm = flag("Z123_GEMM_LN", false);
   t.gemm_cm2_tile_n = choice<uint32_t>("Z123_GEMM_CM2_TILE_N", {{"128", 128}, {"256", 256}}, 0);
   using GF = GemmFixedGeometry;
   t.gemm_fixed_geometry = choice<GF>(

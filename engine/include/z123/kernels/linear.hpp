@@ -51,7 +51,8 @@ void linear(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor&
             Epilogue act = Epilogue::None, const Tensor* residual = nullptr, const NormalizedInput* norm = nullptr);
 // Whether linear() and linear_geglu() take a NormalizedInput for this dtype, N (w's rows) and K on
 // this context: the cooperative-matrix kernels (K % 64 == 0) and the plain portable one do; the
-// tiled portable one does not, and none does with Tuning::gemm_layer_norm off. Elsewhere the
+// tiled portable one does not, and none does unless Tuning::gemm_layer_norm (off by default:
+// slower on an H100, bench/NOTES.md session 34). Elsewhere the
 // caller normalizes the rows itself (layer_norm_unscaled) and passes them without `norm`.
 bool linear_normalizes(const Kernels& kernels, DType dtype, int64_t n, int64_t k);
 
