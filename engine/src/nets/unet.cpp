@@ -68,9 +68,10 @@ std::vector<FusedWeight> fused_self_attention(const UNetLayout& layout) {
 
 // The transformer blocks' LayerNorms folded into the projections that read them (LayerNormFold):
 // norm1 into the self-attention's to_kvq and to_q, norm2 into the cross-attention's to_q, norm3
-// into the feed-forward's GEGLU projection. Their GEMMs then normalize the rows they load
-// (kernels::NormalizedInput), and the normalized rows are never written: 48 passes over the
-// activations fewer per step at 640x960 (UNet::Pass::norm_rows).
+// into the feed-forward's GEGLU projection. With Z123_GEMM_LN=1 their GEMMs normalize the rows
+// they load (kernels::NormalizedInput), so the normalized rows are never written (48 passes
+// fewer per step at 640x960, but the GEMMs ran slower than that saved: bench/NOTES.md session
+// 34); by default a normalize-only pass feeds them (UNet::Pass::norm_rows).
 std::vector<LayerNormFold> transformer_norm_folds(const UNetLayout& layout) {
   std::vector<LayerNormFold> out;
   const std::string attn1 = ".attn1";
