@@ -190,15 +190,15 @@ Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule modu
     // The turn memory is sized to these tensors as the allocator will place them (256-byte
     // granules), with room for the alignment of each (a fused tensor is smaller than its parts).
     uint64_t total = 0;
+    const auto placed_size = [](uint64_t bytes) { return ((bytes + 3) / 4 * 4 + 255) / 256 * 256 + 256; };
     for (const ExpectedTensor& e : expected) {
       int64_t n = 1;
       for (int64_t d : e.shape) n *= d;
       if (winograd.count(e.name)) n = n / 9 * kernels::kWinogradProducts; // [Cout, 16, Cin] for [Cout, Cin, 3, 3]
-      total += ((static_cast<uint64_t>(n) * es + 3) / 4 * 4 + 255) / 256 * 256 + 256;
+      total += placed_size(static_cast<uint64_t>(n) * es);
     }
     for (const auto& [name, fw] : folded) // ln_bias and ln_colsum
-      for (uint64_t bytes : {static_cast<uint64_t>(fw.rows) * es, static_cast<uint64_t>(fw.rows) * 4})
-        total += ((bytes + 3) / 4 * 4 + 255) / 256 * 256 + 256;
+      total += placed_size(static_cast<uint64_t>(fw.rows) * es) + placed_size(static_cast<uint64_t>(fw.rows) * 4);
     device.allocator().reserve_turn_memory(total, std::string(module_name(module)) + " weights (turns)");
     // Jobs point into home_: it must not reallocate (a fold adds two tensors per weight).
     home_.reserve(expected.size() + 2 * folded.size());
@@ -246,12 +246,7 @@ Weights::Weights(vk::Device& device, const ModelFolder& folder, ModelModule modu
             for (uint64_t o = first / es / out_row, end = (first + count) / es / out_row; o < end; ++o) {
               convert_range_to_f32(view, o * row, 1, taps);
               kernels::winograd_weight_row(taps.data(), static_cast<int64_t>(cin), u.data());
-              if (storage == DType::F16) {
-                auto* h = reinterpret_cast<uint16_t*>(out);
-                for (uint64_t i = 0; i < out_row; ++i) h[i] = f32_to_f16(u[i]);
-              } else {
-                std::memcpy(out, u.data(), out_row * sizeof(float));
-              }
+              store_values(u, out, storage);
               out += out_row * es;
             }
           },
