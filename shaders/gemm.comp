@@ -9,7 +9,8 @@
 // K % 4 == 0, or Cin % 4 == 0 for CONV). Loops over the block are [[unroll]]ed so the
 // accumulators stay in registers on every compiler.
 // LayerNorm on the input rows (GEMM_LN_INPUT, common/gemm_io.glsl; dense, K whole): each
-// invocation reads its TM rows whole, so it sums their statistics itself as it loads them.
+// invocation merges its TM rows' statistics from their parts. Row statistics of the output
+// (GEMM_ROW_STATS): each invocation writes its TM rows' parts of TN (8) columns.
 // Split K (pc.k_chunk != 0, a multiple of 4): workgroup z sums K range [z * k_chunk, (z + 1) *
 // k_chunk) and writes raw fp32 partial sums to binding 4 at [z, M, N]; gemm_splitk_reduce.comp
 // adds them up and applies the epilogue (on GPUs, where few tiles would leave most of it idle).
@@ -23,6 +24,7 @@
 // GEGLU (common/gemm_io.glsl): an invocation's TN consecutive columns are TN / 2 values, then
 // their gates.
 #define GEGLU_UNIT (TN / 2)
+#define GEMM_ROW_STATS_BINDING
 #include "common/gemm_io.glsl"
 
 layout(local_size_x_id = 0, local_size_y_id = 1) in;
@@ -33,18 +35,14 @@ layout(std430, binding = 1) readonly buffer WBuf4 { STORE_T4 w4[]; };
 layout(std430, binding = 4) writeonly buffer YBufPartial { float y_partial[]; };
 
 float acc[TM][TN];
-LnSums lns[TM]; // with `ln`: the rows' statistics
 
 // acc += A[rows, c0 .. c0+len) · W[cols, c0 .. c0+len)^T for one run of contiguous K: the rows
 // start at aoff[i] (a zero-padding row has ok[i] false and a safe aoff), the columns at woff[j].
-// ln (uniform): also sum the rows' values into lns.
-void accumulate(uint aoff[TM], bool ok[TM], uint woff[TN], uint len, bool ln) {
+void accumulate(uint aoff[TM], bool ok[TM], uint woff[TN], uint len) {
   if (VEC4) {
     for (uint c = 0; c < len; c += 4) {
       vec4 a[TM], b[TN];
       [[unroll]] for (int i = 0; i < TM; ++i) a[i] = ok[i] ? vec4(x4[(aoff[i] + c) >> 2]) : vec4(0.0);
-      if (ln)
-        [[unroll]] for (int i = 0; i < TM; ++i)[[unroll]] for (int e = 0; e < 4; ++e) ln_add(lns[i], a[i][e]);
       [[unroll]] for (int j = 0; j < TN; ++j) b[j] = vec4(w4[(woff[j] + c) >> 2]);
       [[unroll]] for (int i = 0; i < TM; ++i)
         [[unroll]] for (int j = 0; j < TN; ++j) acc[i][j] += dot(a[i], b[j]);
@@ -53,8 +51,6 @@ void accumulate(uint aoff[TM], bool ok[TM], uint woff[TN], uint len, bool ln) {
     for (uint c = 0; c < len; ++c) {
       float a[TM], b[TN];
       [[unroll]] for (int i = 0; i < TM; ++i) a[i] = ok[i] ? LOAD(x[aoff[i] + c]) : 0.0;
-      if (ln)
-        [[unroll]] for (int i = 0; i < TM; ++i) ln_add(lns[i], a[i]);
       [[unroll]] for (int j = 0; j < TN; ++j) b[j] = LOAD(w[woff[j] + c]);
       [[unroll]] for (int i = 0; i < TM; ++i)
         [[unroll]] for (int j = 0; j < TN; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
@@ -101,7 +97,7 @@ void main() {
         uint wo[TN], ao[TM];
         [[unroll]] for (int j = 0; j < TN; ++j) wo[j] = woff[j] + c0;
         [[unroll]] for (int i = 0; i < TM; ++i) ao[i] = aoff[i] + (c0 - tap_k);
-        accumulate(ao, ok, wo, c1 - c0, false);
+        accumulate(ao, ok, wo, c1 - c0);
       }
       tap_k += pc.Cin;
     }
@@ -112,10 +108,7 @@ void main() {
     ok[i] = true;
   }
   [[unroll]] for (int j = 0; j < TN; ++j) woff[j] += k_begin;
-  // Each row's values are offsets from its first (the host sends the LayerNorm with K whole).
-  if (gemm_ln())
-    [[unroll]] for (int i = 0; i < TM; ++i) lns[i] = ln_start(LOAD(x[aoff[i]]));
-  accumulate(aoff, ok, woff, k_end - k_begin, gemm_ln());
+  accumulate(aoff, ok, woff, k_end - k_begin);
 #endif
 
   // The epilogue runs as a rolled loop over a flat copy, so its code (bias, erf/exp, residual)
@@ -127,7 +120,13 @@ void main() {
 #ifndef CONV
   if (gemm_ln()) { // every column, GEGLU's gates included, from its own weight row
     vec2 stats[TM];
-    [[unroll]] for (int i = 0; i < TM; ++i) stats[i] = ln_stats(ln_mean_m2(lns[i], float(pc.K)), float(pc.K));
+    const uint parts = pc.K / pc.ln_part_cols;
+    [[unroll]] for (int i = 0; i < TM; ++i) {
+      uint base = min(m0 + i, pc.M - 1) * parts;
+      LnParts s = ln_parts_start(row_stats[base].x);
+      for (uint p = 0; p < parts; ++p) ln_parts_add(s, row_stats[base + p]);
+      stats[i] = ln_parts_stats(s, float(pc.K));
+    }
     [[dont_unroll]] for (uint e = 0; e < TM * TN; ++e)
       vals[e] = gemm_ln_apply(vals[e], stats[e / TN], gemm_weight_row(min(n0 + e % TN, pc.N - 1)));
   }
@@ -141,7 +140,22 @@ void main() {
       uint f = geglu_output_col(n);
       if (geglu_is_value(n)) y[m * (pc.N / 2u) + f] = STORE_Y(gemm_geglu_epilogue(vals[e], vals[e + GEGLU_UNIT], f));
     } else {
-      y[m * pc.N + n] = STORE_Y(gemm_epilogue(vals[e], m, n));
+      float v = gemm_epilogue(vals[e], m, n);
+      y[m * pc.N + n] = STORE_Y(v);
+#ifndef OUT_F32
+      vals[e] = LOAD(STORE(v)); // as stored, for the row statistics below
+#endif
     }
   }
+#if TN == 8
+  // The rows' parts of TN columns (the host asks only with N % TN == 0 and K whole, so the block's
+  // columns all lie inside N).
+  if (gemm_row_stats())
+    [[dont_unroll]] for (uint i = 0; i < TM; ++i) {
+      if (m0 + i >= pc.M) break;
+      float v[8];
+      [[unroll]] for (uint j = 0; j < 8; ++j) v[j] = vals[i * TN + j];
+      row_stats[(m0 + i) * (pc.N / TN) + n0 / TN] = row_part8(v);
+    }
+#endif
 }

@@ -16,9 +16,12 @@
 // Defines: DTYPE_F16 (required), CONV, COOPMAT_KHR; BM, BN, BK, WARPS_M, WARPS_N, STAGES tune
 // the tiling; CM_M, CM_N, CM_K the fragment shape; SUBGROUP_SIZE (default 32) the subgroup width
 // the dispatch requires of the pipeline. Nothing else depends on the shape or the width.
-// LayerNorm on the input rows (GEMM_LN_INPUT, common/gemm_io.glsl; dense, K whole and a multiple
-// of BK): each invocation sums the statistics of the A chunks it loads (chunk `chunk` of its rows
-// at every K step) and the rows' CHUNKS_K shares meet in shared memory after the loop.
+// LayerNorm on the input rows (GEMM_LN_INPUT, common/gemm_io.glsl; dense, K whole): before the
+// loop, NTHREADS / BM invocations per tile row merge the parts of its statistics (written by the
+// GEMM that produced x) into shared memory, where the epilogue reads them; the loop's first
+// barrier orders the two. Row statistics of the output (GEMM_ROW_STATS): the four lanes that
+// store a row's 32 consecutive columns merge their runs' statistics into one part (subgroup
+// tilings whose blocks are whole 32-column runs: all but the narrow one).
 // Spec constant 0 VEC8: 16-byte global loads along K (K % 8 == 0, or Cin % 8 == 0 for CONV);
 // otherwise element-wise gathers. Constant 9 GROUPED: grouped weights (kernels::linear_grouped).
 //
@@ -29,6 +32,7 @@
 // over fragments is [[unroll]]ed: left rolled, the accumulator arrays were indexed dynamically
 // and the kernel ran 3x slower.
 #extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_clustered : require
 #extension GL_EXT_control_flow_attributes : require
 
 #ifndef DTYPE_F16
@@ -36,6 +40,7 @@
 #endif
 #define GEMM_EPI_SPEC_ID 1 // the epilogue fixed per pipeline (common/gemm_io.glsl)
 #define GEMM_GEOM_SPEC // and K with the conv geometry (constants 2-8)
+#define GEMM_ROW_STATS_BINDING
 #include "common/coopmat.glsl"
 
 // Tile configuration (defines so that alternatives can be built and measured).
@@ -87,21 +92,18 @@ layout(constant_id = 9) const bool GROUPED = false;
 #define STG (WN / 4 + 1)
 #define EPI_UNITS (WARPS_M * WARPS_N * CM_M * STG)
 #define EPI_RUNS_PER_LANE ((CM_M * (WN / 8) + SUBGROUP_SIZE - 1) / SUBGROUP_SIZE) // 8-column runs
-// LayerNorm statistics (GEMM_LN_INPUT) after the loop: each invocation's shares (mean, M2) of its
-// rows at units [0, LN_SHARE_UNITS) (two per unit), then the rows' (mean, rstd) at LN_BASE, past
-// the epilogue staging that follows.
-#define LN_SHARE_UNITS (BM * CHUNKS_K / 2)
-#if LN_SHARE_UNITS > EPI_UNITS
-#define LN_BASE LN_SHARE_UNITS
-#else
-#define LN_BASE EPI_UNITS
+shared uvec4 smem[STAGES * STAGE_UNITS];
+// GEMM_LN_INPUT: the tile rows' (mean, rstd), from ln_load_rows() to the epilogue.
+shared vec2 ln_rows[BM];
+#define LN_ROW_THREADS (NTHREADS / BM) // invocations that merge one row's parts
+#if (NTHREADS % BM) != 0 || (SUBGROUP_SIZE % LN_ROW_THREADS) != 0
+#error "a tile row's statistics must be merged by a power-of-two share of one subgroup"
 #endif
-#if LN_BASE + BM / 2 > STAGES * STAGE_UNITS // wide subgroup blocks with short K steps
-#define SMEM_UNITS (LN_BASE + BM / 2)
-#else
-#define SMEM_UNITS (STAGES * STAGE_UNITS)
+// GEMM_ROW_STATS: parts of 32 columns, four lanes' runs each (kernels::linear_row_stats_cols).
+#if (WN % 32) == 0 && (SUBGROUP_SIZE % 4) == 0
+#define ROW_STATS_OK
+#define ROW_PART_COLS 32u
 #endif
-shared uvec4 smem[SMEM_UNITS];
 
 void store_tiles(uint base) {
   uint chunk = gl_LocalInvocationIndex % CHUNKS_K;
@@ -111,84 +113,70 @@ void store_tiles(uint base) {
     if (B_ROW_OK(row + p * ROWS_PER_PASS)) smem[base + B_BASE + (row + p * ROWS_PER_PASS) * LDS + chunk] = rb[p];
 }
 
-LnSums lns[A_PASSES]; // GEMM_LN_INPUT: this invocation's shares of its rows' statistics
-
-// Adds the A chunks just loaded (ra) to lns.
-void ln_add_chunks() {
-  [[unroll]] for (uint p = 0; p < A_PASSES; ++p)
-    [[unroll]] for (uint u = 0; u < 4; ++u) {
-      vec2 h = unpackHalf2x16(ra[p][u]);
-      ln_add(lns[p], h.x);
-      ln_add(lns[p], h.y);
-    }
+// Before the loop: the tile rows' (mean, rstd) into ln_rows from the parts of their statistics
+// (row_stats, pc.ln_part_cols columns each), LN_ROW_THREADS consecutive invocations per row.
+void ln_load_rows() {
+  uint r = gl_LocalInvocationIndex / LN_ROW_THREADS, t = gl_LocalInvocationIndex % LN_ROW_THREADS;
+  uint parts = G_K / pc.ln_part_cols, base = min(tile_m0 + r, pc.M - 1u) * parts;
+  LnParts s = ln_parts_start(row_stats[base].x);
+  for (uint i = t; i < parts; i += LN_ROW_THREADS) ln_parts_add(s, row_stats[base + i]);
+  s.s1 = subgroupClusteredAdd(s.s1, LN_ROW_THREADS);
+  s.s2 = subgroupClusteredAdd(s.s2, LN_ROW_THREADS);
+  if (t == 0u) ln_rows[r] = ln_parts_stats(s, float(G_K));
 }
 
-// After the loop's last barrier: merges the rows' shares into their (mean, rstd) at LN_BASE, for
-// ln_row(). Ends with a barrier.
-void ln_merge_rows() {
-  uint chunk = gl_LocalInvocationIndex % CHUNKS_K;
-  uint row = gl_LocalInvocationIndex / CHUNKS_K;
-  const float n = float(G_K / CHUNKS_K); // values per share: K is whole and a multiple of BK
-  [[unroll]] for (uint p = 0; p < A_PASSES; ++p) {
-    uint share = (row + p * ROWS_PER_PASS) * CHUNKS_K + chunk;
-    uvec2 bits = floatBitsToUint(ln_mean_m2(lns[p], n));
-    if ((share & 1u) == 0u)
-      smem[share / 2].xy = bits;
-    else
-      smem[share / 2].zw = bits;
+// The column sums of weight rows c .. c+7 (c % 8 == 0), binding 3 read 16 bytes at a time.
+void ln_colsum8(uint c, out float cs[8]) {
+  vec4 lo = uintBitsToFloat(residual8[c >> 2]), hi = uintBitsToFloat(residual8[(c >> 2) + 1u]);
+  cs = float[8](lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w);
+}
+
+#ifdef ROW_STATS_OK
+// GEMM_ROW_STATS, in uniform control flow: this lane's run o (8 outputs of row m from column n, as
+// stored; `stored` false where it stored none) merged with the three lanes beside it into the
+// part of row m's columns n - n % 32 .. + 31, which the first of them writes.
+void row_stats_part(uint m, uint n, uvec4 o, bool stored) {
+  float v[8];
+  [[unroll]] for (uint e = 0; e < 4; ++e) {
+    vec2 h = unpackHalf2x16(o[e]);
+    v[2 * e] = h.x;
+    v[2 * e + 1] = h.y;
   }
-  barrier();
-  if (chunk == 0u) {
-    [[unroll]] for (uint p = 0; p < A_PASSES; ++p) {
-      uint r = row + p * ROWS_PER_PASS, first = r * CHUNKS_K;
-      vec2 shares[CHUNKS_K];
-      float mean = 0.0;
-      [[unroll]] for (uint c = 0; c < CHUNKS_K; ++c) {
-        uvec4 u = smem[(first + c) / 2];
-        shares[c] = uintBitsToFloat(((first + c) & 1u) == 0u ? u.xy : u.zw);
-        mean += shares[c].x;
-      }
-      mean /= float(CHUNKS_K);
-      float m2 = 0.0; // Chan's merge of equal counts
-      [[unroll]] for (uint c = 0; c < CHUNKS_K; ++c) {
-        float d = shares[c].x - mean;
-        m2 += shares[c].y + n * d * d;
-      }
-      uvec2 bits = floatBitsToUint(ln_stats(vec2(mean, m2), float(G_K)));
-      if ((r & 1u) == 0u)
-        smem[LN_BASE + r / 2].xy = bits;
-      else
-        smem[LN_BASE + r / 2].zw = bits;
-    }
-  }
-  barrier();
+  vec2 part = stored ? row_part8(v) : vec2(0.0);
+  float mean = subgroupClusteredAdd(part.x, 4) * 0.25;
+  float d = part.x - mean;
+  float m2 = subgroupClusteredAdd(fma(8.0 * d, d, part.y), 4);
+  if (stored && (gl_SubgroupInvocationID & 3u) == 0u) row_stats[m * (pc.N / ROW_PART_COLS) + n / ROW_PART_COLS] = vec2(mean, m2);
 }
+#endif
 
-// (mean, rstd) of tile row r (ln_merge_rows).
-vec2 ln_row(uint r) {
-  uvec4 u = smem[LN_BASE + r / 2];
-  return uintBitsToFloat((r & 1u) == 0u ? u.xy : u.zw);
-}
-
-// Epilogue for 8 consecutive columns n .. n+7 of row m, values v (fp32).
-void store8(uint m, uint n, float v[8]) {
-  if (m >= pc.M) return;
+// Epilogue for 8 consecutive columns n .. n+7 of row m, values v (fp32). Returns whether it stored
+// them as one 16-byte run, and that run in `o`.
+bool store8(uint m, uint n, float v[8], out uvec4 o) {
+  o = uvec4(0u);
+  if (m >= pc.M) return false;
   if (SPLIT_K) { // raw partial sums, the reduce kernel does the epilogue
     uint base = (gl_WorkGroupID.z * pc.M + m) * pc.N + n;
     [[unroll]] for (uint e = 0; e < 8; ++e)
       if (n + e < pc.N) y_partial[base + e] = v[e];
-    return;
-  }
-  if (gemm_ln()) {
-    vec2 stats = ln_row(m - tile_m0);
-    [[unroll]] for (uint e = 0; e < 8; ++e) v[e] = gemm_ln_apply(v[e], stats, min(n + e, pc.N - 1u));
+    return false;
   }
   bool vec = (EPI & EPI_N8) != 0u && n + 8 <= pc.N;
+  if (gemm_ln()) {
+    vec2 stats = ln_rows[m - tile_m0];
+    if (vec) {
+      float cs[8];
+      ln_colsum8(n, cs);
+      [[unroll]] for (uint e = 0; e < 8; ++e) v[e] = ln_apply(v[e], stats, cs[e]);
+    } else {
+      [[unroll]] for (uint e = 0; e < 8; ++e) v[e] = gemm_ln_apply(v[e], stats, min(n + e, pc.N - 1u));
+    }
+  }
   if (!vec) {
-    if ((EPI & EPI_N8) != 0u) return; // a run wholly past N: nothing to store
+    if ((EPI & EPI_N8) != 0u) return false; // a run wholly past N: nothing to store
     [[unroll]] for (uint e = 0; e < 8; ++e)
       if (n + e < pc.N) y[m * pc.N + n + e] = STORE(gemm_epilogue(v[e], m, n + e));
-    return;
+    return false;
   }
   if ((EPI & GEMM_HAS_BIAS) != 0u) {
     uvec4 b = bias8[n >> 3];
@@ -212,7 +200,9 @@ void store8(uint m, uint n, float v[8]) {
       v[e + 1] += f.y;
     }
   }
-  y8[idx] = uvec4(pack2(v[0], v[1]), pack2(v[2], v[3]), pack2(v[4], v[5]), pack2(v[6], v[7]));
+  o = uvec4(pack2(v[0], v[1]), pack2(v[2], v[3]), pack2(v[4], v[5]), pack2(v[6], v[7]));
+  y8[idx] = o;
+  return true;
 }
 
 #if (WN % (2 * GEGLU_UNIT)) == 0
@@ -223,10 +213,13 @@ void store8_geglu(uint m, uint c, float v[8], float g[8]) {
   if (m >= pc.M || c >= pc.N) return;
   uint f = geglu_output_col(c);
   if (gemm_ln()) { // the value and the gate from their own weight rows
-    vec2 stats = ln_row(m - tile_m0);
+    vec2 stats = ln_rows[m - tile_m0];
+    float cv[8], cg[8];
+    ln_colsum8(f, cv);
+    ln_colsum8(pc.N / 2u + f, cg);
     [[unroll]] for (uint e = 0; e < 8; ++e) {
-      v[e] = gemm_ln_apply(v[e], stats, f + e);
-      g[e] = gemm_ln_apply(g[e], stats, pc.N / 2u + f + e);
+      v[e] = ln_apply(v[e], stats, cv[e]);
+      g[e] = ln_apply(g[e], stats, cg[e]);
     }
   }
   if ((EPI & GEMM_HAS_BIAS) != 0u) {
@@ -265,22 +258,20 @@ void main() {
   uint warp_m = warp / WARPS_N, warp_n = warp % WARPS_N;
 
   init_tile_rows();
+  // k_chunk is a multiple of BK, so a K step never straddles two ranges; loads zero-fill past K.
+  load_tiles(k_begin);
+  if (gemm_ln()) ln_load_rows(); // its loads in flight with the first tiles'
 
   CM_F32ACC acc[FM][FN];
   [[unroll]] for (int i = 0; i < FM; ++i)
     [[unroll]] for (int j = 0; j < FN; ++j) acc[i][j] = CM_F32ACC(0.0);
 
-  // k_chunk is a multiple of BK, so a K step never straddles two ranges; loads zero-fill past K.
-  load_tiles(k_begin);
-  if (gemm_ln()) // each share's values as offsets from its first
-    [[unroll]] for (uint p = 0; p < A_PASSES; ++p) lns[p] = ln_start(unpackHalf2x16(ra[p].x).x);
   uint stage = 0;
   CM_F16A a[FM];
   CM_F16B b[FN];
   for (uint k0 = k_begin; k0 < k_end; k0 += BK) {
     uint base = stage * STAGE_UNITS;
     store_tiles(base);
-    if (gemm_ln()) ln_add_chunks();
     barrier();
     if (k0 + BK < k_end) load_tiles(k0 + BK); // in flight during the matrix ops below
     [[unroll]] for (uint kk = 0; kk < BK; kk += CM_K) {
@@ -298,7 +289,6 @@ void main() {
     stage = (stage + 1) % STAGES;
   }
   barrier(); // the epilogue staging reuses the tile memory
-  if (gemm_ln()) ln_merge_rows();
 
   // Epilogue, one fragment row (CM_M x WN per subgroup) at a time through shared memory: the
   // lanes take its 8-column runs in row order (consecutive lanes, consecutive 32-byte stores),
@@ -332,12 +322,20 @@ void main() {
     {
       [[unroll]] for (uint t = 0; t < EPI_RUNS_PER_LANE; ++t) {
         uint run = lane + t * SUBGROUP_SIZE;
+        uint m = 0u, n = 0u;
+        uvec4 o = uvec4(0u);
+        bool stored = false;
         if (run < CM_M * (WN / 8)) {
           uint r = run / (WN / 8), q = run % (WN / 8);
           float v[8];
           staged8(stg + r * STG + q * 2, v);
-          store8(tile_m0 + warp_m * WM + i * CM_M + r, tile_n0 + warp_n * WN + q * 8, v);
+          m = tile_m0 + warp_m * WM + i * CM_M + r;
+          n = tile_n0 + warp_n * WN + q * 8;
+          stored = store8(m, n, v, o);
         }
+#ifdef ROW_STATS_OK
+        if (gemm_row_stats()) row_stats_part(m, n, o, stored);
+#endif
       }
     }
     subgroupMemoryBarrierShared(); // every lane has read the staging before it is overwritten

@@ -38,12 +38,14 @@ layout(push_constant) uniform GemmPush {
   // rows come in M / w_group_rows groups of w_group_rows, and group g multiplies by weight rows
   // n * groups + g (w is [N, groups, K]): the 16 products of a Winograd convolution in one GEMM.
   uint w_group_rows;
-  float ln_eps; // GEMM_LN_INPUT: the LayerNorm's epsilon
+  float ln_eps;       // GEMM_LN_INPUT: the LayerNorm's epsilon
+  uint ln_part_cols;  // GEMM_LN_INPUT: the columns each part of the input rows' statistics covers
 } pc;
 
 #define GEMM_HAS_BIAS 1u
 #define GEMM_HAS_RESIDUAL 2u
-#define GEMM_LN_INPUT 4u // see gemm_ln() below
+#define GEMM_LN_INPUT 4u  // see gemm_ln() below
+#define GEMM_ROW_STATS 8u // see gemm_row_stats() below
 #define GEMM_ACT_SHIFT 8u
 // A kernel that defines GEMM_EPI_SPEC_ID (an unused constant_id) fixes its epilogue per
 // pipeline: specialization constant EPI holds pc.flags' bits plus EPI_SPLIT_K (K split: raw
@@ -165,30 +167,56 @@ float gemm_geglu_epilogue(float value, float gate, uint f) {
   return value * gemm_gelu(gate);
 }
 
+// Row statistics in parts (kernels::RowStats), written by one GEMM for the LayerNorm of the next
+// (below): binding 5 holds, for each row m of the producer's output, N / cols parts (mean, M2) of
+// `cols` consecutive outputs each (M2: the sum of squared deviations from that mean), taken from
+// the values as stored (rounded to the storage type), at row_stats[m * (N / cols) + n / cols].
+// The includer defines GEMM_ROW_STATS_BINDING (gemm.comp and gemm_coopmat.comp: their pipelines
+// have six bindings); cols is its own (8 or 32), the host knows it (kernels::linear_row_stats_cols).
+#ifdef GEMM_ROW_STATS_BINDING
+layout(std430, binding = 5) buffer RowStatsBuf { vec2 row_stats[]; };
+#endif
+bool gemm_row_stats() { return (GEMM_FLAGS & GEMM_ROW_STATS) != 0u; }
+// (mean, M2) of 8 values.
+vec2 row_part8(float v[8]) {
+  float mean = 0.0;
+  [[unroll]] for (uint e = 0; e < 8; ++e) mean += v[e];
+  mean *= 0.125;
+  float m2 = 0.0;
+  [[unroll]] for (uint e = 0; e < 8; ++e) m2 = fma(v[e] - mean, v[e] - mean, m2);
+  return vec2(mean, m2);
+}
+
 // LayerNorm on the input rows (kernels::NormalizedInput; dense GEMMs with K unsplit, no residual;
 // gemm.comp and gemm_coopmat.comp): the weight is w' = w diag(gamma) and the bias b' = bias +
 // w beta, so that LayerNorm(x) w^T + bias = rstd (x w'^T - mean colsum) + b', with colsum[n] the
-// sum of w' row n (fp32, in binding 3 in place of a residual). The kernel gathers each row's mean
-// and rstd from the x values it loads anyway: the normalized rows are never stored.
+// sum of w' row n (fp32, in binding 3 in place of a residual). Each row's mean and rstd come from
+// the parts of its statistics that the GEMM which wrote x stored (binding 5, GEMM_ROW_STATS, parts
+// of pc.ln_part_cols columns): the normalized rows are never stored, and the statistics cost this
+// GEMM K / cols loads per row, none of its main loop.
 layout(std430, binding = 3) readonly buffer LnColSum { float ln_colsum[]; };
 bool gemm_ln() { return (GEMM_FLAGS & GEMM_LN_INPUT) != 0u; }
-// The normalized product of weight row `wrow` from its raw sum; stats = (mean, rstd).
-float gemm_ln_apply(float acc, vec2 stats, uint wrow) { return stats.y * (acc - stats.x * ln_colsum[wrow]); }
-// A row's (or a share of a row's) values summed as offsets from one of them, so that a large
-// common offset does not cancel the variance away: d = v - shift, s1 = sum d, s2 = sum d^2.
-struct LnSums {
+// The normalized product of weight row `wrow` from its raw sum and column sum; stats = (mean, rstd).
+float ln_apply(float acc, vec2 stats, float colsum) { return stats.y * (acc - stats.x * colsum); }
+float gemm_ln_apply(float acc, vec2 stats, uint wrow) { return ln_apply(acc, stats, ln_colsum[wrow]); }
+// A row's parts merged as sums of offsets from one part's mean (so that a large common offset
+// does not cancel the variance away): with d = mean_i - shift, s1 = sum d and s2 = sum (M2_i +
+// cols d^2), the row's M2 is s2 - cols s1^2 / parts (Chan's merge of equal counts).
+struct LnParts {
   float shift, s1, s2;
 };
-LnSums ln_start(float shift) { return LnSums(shift, 0.0, 0.0); }
-void ln_add(inout LnSums s, float v) {
-  float d = v - s.shift;
+LnParts ln_parts_start(float shift) { return LnParts(shift, 0.0, 0.0); }
+void ln_parts_add(inout LnParts s, vec2 part) {
+  float d = part.x - s.shift;
   s.s1 += d;
-  s.s2 = fma(d, d, s.s2);
+  s.s2 += fma(float(pc.ln_part_cols) * d, d, part.y);
 }
-// The mean of the n values summed and their sum of squared deviations from it (M2).
-vec2 ln_mean_m2(LnSums s, float n) { return vec2(s.shift + s.s1 / n, max(s.s2 - s.s1 * s.s1 / n, 0.0)); }
-// (mean, rstd) of a row of K values from its mean and M2 (biased variance, as torch's LayerNorm).
-vec2 ln_stats(vec2 mean_m2, float K) { return vec2(mean_m2.x, inversesqrt(mean_m2.y / K + pc.ln_eps)); }
+// (mean, rstd) of a row of K values from the sums of all its parts (biased variance, as torch's).
+vec2 ln_parts_stats(LnParts s, float K) {
+  float cols = float(pc.ln_part_cols), parts = K / cols;
+  float m2 = max(s.s2 - cols * s.s1 * s.s1 / parts, 0.0);
+  return vec2(s.shift + s.s1 / parts, inversesqrt(m2 / K + pc.ln_eps));
+}
 
 // Output pixel m = (b, oy, ox) of a convolution, as the top-left input coordinate of its
 // receptive field in the (upsampled, padded) image and the first pixel of its batch image.

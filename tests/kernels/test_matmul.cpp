@@ -108,11 +108,12 @@ protected:
   }
 
   // y = act(LayerNorm(x) · w^T + bias), or its GEGLU form (F = N / 2 outputs), with the norm applied
-  // inside the GEMM (NormalizedInput): x's rows centred at `center` (a common offset the row
-  // statistics must not cancel on), w and bias standing for the weights with gamma and beta folded
-  // in (as the device holds them), colsum their row sums. The reference normalizes x in double
-  // first. Where the route has no kernel that gathers the statistics (linear_normalizes), linear()
-  // and linear_geglu() must refuse.
+  // inside the GEMM (NormalizedInput) from the row statistics that the GEMM which wrote x left
+  // (RowStats): x = x0 · w0^T + b0, its rows centred at `center` (b0's common offset, which the
+  // statistics must not cancel on). w and bias stand for the weights with gamma and beta folded in
+  // (as the device holds them), colsum their row sums. The reference normalizes x as stored, in
+  // double; the statistics' parts are checked against x's too. Where the route cannot write the
+  // statistics (linear_row_stats_cols) or merge them (linear_normalizes), linear() must refuse.
   void check_normalized(const std::vector<int64_t>& lead, int64_t K, int64_t N, bool with_bias, bool geglu,
                         float center) {
     const DType dt = GetParam().dtype;
@@ -122,9 +123,32 @@ protected:
     const int64_t cols = geglu ? N / 2 : N;
     Operands o = operands(lead, K, N, cols, with_bias, 1.0f / std::sqrt(static_cast<float>(K)), seed);
     const int64_t M = o.M;
-    for (float& v : o.xv) v += center;
-    o.xv = test::as_stored(o.xv, dt);
-    o.x = test::device_tensor(device(), dt, o.x.shape, o.xv, "x");
+    // The producer: x [M, K] = x0 [M, K0] · w0^T + b0, written with its row statistics.
+    const int64_t K0 = 24;
+    std::vector<float> b0v = test::random_uniform(K, seed + 7, -0.5f, 0.5f);
+    for (float& v : b0v) v += center;
+    std::vector<int64_t> x0_shape = lead;
+    x0_shape.push_back(K0);
+    Tensor x0 = test::device_tensor(device(), dt, x0_shape,
+                                    test::as_stored(test::random_uniform(M * K0, seed + 5, -1, 1), dt), "x0");
+    Tensor w0 = test::device_tensor(device(), dt, {K, K0},
+                                    test::as_stored(test::random_uniform(K * K0, seed + 6, -0.2f, 0.2f), dt), "w0");
+    Tensor b0 = test::device_tensor(device(), dt, {K}, test::as_stored(b0v, dt), "b0");
+    o.x = make_tensor(device(), dt, o.x.shape, "x");
+    test::poison(device(), o.x);
+    const uint32_t part_cols = kernels::linear_row_stats_cols(*kernels_, dt, K);
+    Tensor parts =
+        make_tensor(device(), DType::F32, kernels::row_stats_shape(M, K, part_cols ? part_cols : 8), "parts");
+    test::poison(device(), parts);
+    vk::Recording rec(device());
+    if (part_cols == 0) { // no kernel here writes them
+      const kernels::RowStats any{&parts, 8};
+      EXPECT_THROW(kernels::linear(*kernels_, rec, x0, w0, &b0, o.x, Epilogue::None, nullptr, nullptr, &any), Error);
+      EXPECT_EQ(rec.dispatch_count(), 0u);
+      return;
+    }
+    const kernels::RowStats stats{&parts, part_cols};
+    kernels::linear(*kernels_, rec, x0, w0, &b0, o.x, Epilogue::None, nullptr, nullptr, &stats);
     std::vector<float> colsum(static_cast<size_t>(N));
     for (int64_t n = 0; n < N; ++n) {
       double acc = 0;
@@ -132,9 +156,8 @@ protected:
       colsum[size_t(n)] = static_cast<float>(acc);
     }
     Tensor cs = test::device_tensor(device(), DType::F32, {N}, colsum, "colsum");
-    const kernels::NormalizedInput norm{&cs, 1e-5f};
+    const kernels::NormalizedInput norm{&cs, 1e-5f, stats};
 
-    vk::Recording rec(device());
     const auto record = [&] {
       if (geglu)
         kernels::linear_geglu(*kernels_, rec, o.x, o.w, o.b.get(), o.y, &norm);
@@ -143,12 +166,30 @@ protected:
     };
     if (!kernels::linear_normalizes(*kernels_, dt, N, K)) {
       EXPECT_THROW(record(), Error);
-      EXPECT_EQ(rec.dispatch_count(), 0u);
+      EXPECT_EQ(rec.dispatch_count(), 1u); // the producer's alone
       return;
     }
     record();
     rec.finish();
     device().run(rec);
+    o.xv = download(device(), o.x);
+
+    // The parts against x's, as stored: each run of part_cols values' mean and M2.
+    std::vector<double> part_ref;
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t j = 0; j < K / part_cols; ++j) {
+        const float* v = &o.xv[size_t(m * K + j * part_cols)];
+        double mean = 0, m2 = 0;
+        for (uint32_t e = 0; e < part_cols; ++e) mean += v[e];
+        mean /= part_cols;
+        for (uint32_t e = 0; e < part_cols; ++e) m2 += (v[e] - mean) * (v[e] - mean);
+        part_ref.push_back(mean);
+        part_ref.push_back(m2);
+      }
+    // fp32 sums of part_cols values of magnitude ~|center|: a few ulps of the largest.
+    EXPECT_TRUE(
+        test::all_close(download(device(), parts), part_ref, 4e-6 * part_cols * (1.0 + std::fabs(center)), 1e-4))
+        << "row statistics";
 
     std::vector<float> normed(o.xv.size());
     std::vector<double> rstds(static_cast<size_t>(M));
@@ -195,19 +236,21 @@ protected:
 
 } // namespace
 
-// The input LayerNorm inside the GEMM (NormalizedInput): a multiple of every K step with several
-// row and column tiles and a large common offset, odd K (the plain kernel only: the cooperative-
-// matrix ones refuse it), no bias, one K step, the UNet's level-0 width, and the GEGLU epilogue.
+// The input LayerNorm inside the GEMM (NormalizedInput) from the statistics its producer wrote
+// (RowStats): several row and column tiles and a large common offset, K a multiple of 32 but not
+// of 64, no bias, one K step, the UNet's level-0 width, the GEGLU epilogue, and parts of 8 columns
+// that only the plain kernel writes.
 TEST_P(Linear, NormalizedInput) {
   Tuning t = device().tuning();
   t.gemm_layer_norm = true; // Z123_GEMM_LN=1: off by default
   use_tuning(t);
   check_normalized({2, 50}, 128, 72, true, false, 0.0f);
   check_normalized({300}, 64, 260, false, false, 20.0f);
-  check_normalized({37}, 45, 33, true, false, 1.0f);
+  check_normalized({37}, 96, 33, true, false, 1.0f);
   check_normalized({2, 9}, 320, 40, true, false, -3.0f);
   check_normalized({2, 70}, 128, 96, true, true, 0.5f);
   check_normalized({150}, 64, 64, false, true, 8.0f);
+  check_normalized({3, 11}, 40, 24, true, false, 2.0f); // parts of 8 only: the cooperative-matrix kernels refuse
 }
 
 // Where no kernel gathers row statistics the route says so, and linear() refuses: the tiled
@@ -226,7 +269,15 @@ TEST_P(Linear, NormalizedInputRefusedWithoutAKernelForIt) {
   t.gemm_layer_norm = false;
   use_tuning(t);
   EXPECT_FALSE(kernels::linear_normalizes(*kernels_, dt, 72, 128));
+  EXPECT_EQ(kernels::linear_row_stats_cols(*kernels_, dt, 128), 0u);
   check_normalized({2, 50}, 128, 72, true, false, 0.0f);
+  // The GEMM after the norm refuses too, even given statistics.
+  Tensor x = make_tensor(device(), dt, {4, 64}, "x"), w = make_tensor(device(), dt, {8, 64}, "w");
+  Tensor y = make_tensor(device(), dt, {4, 8}, "y"), cs = make_tensor(device(), DType::F32, {8}, "colsum");
+  Tensor parts = make_tensor(device(), DType::F32, kernels::row_stats_shape(4, 64, 8), "parts");
+  const kernels::NormalizedInput norm{&cs, 1e-5f, {&parts, 8}};
+  vk::Recording rec(device());
+  EXPECT_THROW(kernels::linear(*kernels_, rec, x, w, nullptr, y, Epilogue::None, nullptr, &norm), Error);
 }
 
 // GEGLU in the projection's epilogue: element-wise loads (K odd), several column tiles with a
@@ -442,6 +493,52 @@ TEST_F(LinearArgs, WrongShapesAndDtypesThrowInvalidArgument) {
     expect_invalid([&] { kernels::linear(k, rec, x, w, &b, y, Epilogue::None, nullptr, n); }, "bad NormalizedInput");
   Tensor res = make_tensor(device(), DType::F32, {4, 6}, "residual");
   expect_invalid([&] { kernels::linear(k, rec, x, w, &b, y, Epilogue::None, &res, &good); }, "LayerNorm and residual");
+  // Its row statistics (x's: [4, 8 / cols, 2] F32): none, parts that do not divide K, the wrong
+  // shape or dtype.
+  Tensor parts = make_tensor(device(), DType::F32, {4, 1, 2}, "parts");
+  Tensor parts_bad = make_tensor(device(), DType::F32, {4, 2, 2}, "parts_bad");
+  Tensor parts16 = make_tensor(device(), DType::F16, {4, 1, 2}, "parts16");
+  for (const kernels::RowStats& st : {kernels::RowStats{}, kernels::RowStats{&parts, 3},
+                                      kernels::RowStats{&parts_bad, 8}, kernels::RowStats{&parts16, 8}}) {
+    const kernels::NormalizedInput n{&cs, 1e-5f, st};
+    expect_invalid([&] { kernels::linear(k, rec, x, w, &b, y, Epilogue::None, nullptr, &n); }, "bad row statistics");
+  }
+  EXPECT_EQ(rec.dispatch_count(), 0u);
+}
+
+// The output's row statistics (RowStats): parts of the wrong width, shape or dtype are refused as
+// invalid; a width no kernel here writes parts for (N % 8 != 0), and any width with
+// Tuning::gemm_layer_norm off, as unsupported.
+TEST_F(LinearArgs, RowStatsOutRefusals) {
+  Tuning t = device().tuning();
+  t.gemm_layer_norm = true;
+  kernels::Kernels k(device(), t);
+  vk::Recording rec(device());
+  Tensor x = make_tensor(device(), DType::F32, {4, 8}, "x");
+  Tensor w = make_tensor(device(), DType::F32, {16, 8}, "w");
+  Tensor y = make_tensor(device(), DType::F32, {4, 16}, "y");
+  ASSERT_EQ(kernels::linear_row_stats_cols(k, DType::F32, 16), 8u); // fp32: the plain kernel
+  Tensor parts = make_tensor(device(), DType::F32, kernels::row_stats_shape(4, 16, 8), "parts");
+  Tensor parts_bad = make_tensor(device(), DType::F32, {4, 1, 2}, "parts_bad");
+  Tensor parts16 = make_tensor(device(), DType::F16, kernels::row_stats_shape(4, 16, 8), "parts16");
+  for (const kernels::RowStats& st : {kernels::RowStats{}, kernels::RowStats{&parts, 4},
+                                      kernels::RowStats{&parts_bad, 8}, kernels::RowStats{&parts16, 8}})
+    expect_invalid([&] { kernels::linear(k, rec, x, w, nullptr, y, Epilogue::None, nullptr, nullptr, &st); },
+                   "bad row statistics out");
+  const auto expect_unsupported = [&](kernels::Kernels& kk, const Tensor& wt, const Tensor& yt, const char* what) {
+    const kernels::RowStats st{&parts, 8};
+    try {
+      kernels::linear(kk, rec, x, wt, nullptr, yt, Epilogue::None, nullptr, nullptr, &st);
+      ADD_FAILURE() << what << ": no exception";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Unsupported) << what << ": " << e.what();
+    }
+  };
+  Tensor w12 = make_tensor(device(), DType::F32, {12, 8}, "w12"),
+         y12 = make_tensor(device(), DType::F32, {4, 12}, "y12");
+  expect_unsupported(k, w12, y12, "N % 8 != 0");
+  kernels::Kernels off(device()); // Tuning::gemm_layer_norm as the device has it: off unless Z123_GEMM_LN=1
+  if (!device().tuning().gemm_layer_norm) expect_unsupported(off, w, y, "Z123_GEMM_LN off");
   EXPECT_EQ(rec.dispatch_count(), 0u);
 }
 

@@ -11,10 +11,13 @@
 namespace z123::kernels::detail {
 namespace {
 
-constexpr uint32_t kFlagBias = 1, kFlagResidual = 2, kFlagLayerNorm = 4, kActShift = 8;
-// Every K step of the cooperative-matrix tilings divides this (their LayerNorm statistics count
-// whole K steps).
-constexpr uint32_t kCoopLayerNormKAlign = 64;
+constexpr uint32_t kFlagBias = 1, kFlagResidual = 2, kFlagLayerNorm = 4, kFlagRowStats = 8, kActShift = 8;
+// The columns of each part of the row statistics the kernels write (GEMM_ROW_STATS): the
+// cooperative-matrix kernel's four lanes of 8-column runs (ROW_PART_COLS in gemm_coopmat.comp),
+// the plain kernel's block of TN columns.
+constexpr uint32_t kCoopRowPartCols = 32, kPortableRowPartCols = 8;
+// gemm.comp and gemm_coopmat.comp have a sixth binding: the row statistics (common/gemm_io.glsl).
+constexpr uint32_t kGemmBindings = 5, kGemmBindingsWithRowStats = 6;
 constexpr uint32_t kActGeglu = 3; // GEMM_ACT_GEGLU of common/gemm_io.glsl, past Epilogue's codes
 // Row tiles per grid dimension: the Vulkan minimum for maxComputeWorkGroupCount[1..2].
 constexpr uint32_t kMaxGroups = 65535;
@@ -99,12 +102,12 @@ uint32_t coopmat_split_k_count(const Kernels& kernels, uint64_t tiles, uint32_t 
 // `bindings` with the epilogue.
 void record_splitk_reduce(Kernels& kernels, vk::Recording& rec, const std::vector<vk::Binding>& bindings,
                           const vk::Buffer& partial, const GemmPush& push, DType dtype, const std::string& shape) {
-  std::vector<vk::Binding> reduce_bindings = bindings;
+  std::vector<vk::Binding> reduce_bindings(bindings.begin(), bindings.begin() + kGemmBindings);
   reduce_bindings[0] = vk::in(partial);
   const uint64_t groups = div_up(uint64_t{push.M} * push.N, kReduceGroup);
   const uint32_t rx = static_cast<uint32_t>(std::min<uint64_t>(groups, kMaxGroups));
-  rec.dispatch(kernels.pipeline(variant("gemm_splitk_reduce", dtype), 5, sizeof push), reduce_bindings, &push,
-               sizeof push, rx, static_cast<uint32_t>(div_up(groups, rx)), 1, shape);
+  rec.dispatch(kernels.pipeline(variant("gemm_splitk_reduce", dtype), kGemmBindings, sizeof push), reduce_bindings,
+               &push, sizeof push, rx, static_cast<uint32_t>(div_up(groups, rx)), 1, shape);
 }
 
 // Portable kernel, split K, on GPUs: its 64-invocation workgroups leave a GPU mostly idle when
@@ -431,8 +434,14 @@ uint32_t gemm_group_row_align(const Kernels& kernels, DType dtype, uint32_t n) {
 
 bool gemm_normalizes_input(const Kernels& kernels, DType dtype, uint32_t n, uint32_t k) {
   if (!kernels.tuning().gemm_layer_norm || n == 0 || k == 0) return false;
-  if (gemm_uses_coopmat(kernels, dtype)) return k % kCoopLayerNormKAlign == 0;
-  return !gemm_uses_tiled_portable(kernels, dtype, n, false);
+  return gemm_uses_coopmat(kernels, dtype) || !gemm_uses_tiled_portable(kernels, dtype, n, false);
+}
+
+uint32_t gemm_row_stats_cols(const Kernels& kernels, DType dtype, uint32_t n) {
+  if (!kernels.tuning().gemm_layer_norm || n == 0) return 0;
+  if (gemm_uses_coopmat(kernels, dtype)) return n > kCoopNarrowN && n % kCoopRowPartCols == 0 ? kCoopRowPartCols : 0;
+  if (gemm_uses_tiled_portable(kernels, dtype, n, false)) return 0;
+  return n % kPortableRowPartCols == 0 ? kPortableRowPartCols : 0;
 }
 
 bool gemm_fuses_geglu(const Kernels& kernels, DType dtype, uint32_t n) {
@@ -517,12 +526,28 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   if (p.bias) expect_same_dtype(op, x, *p.bias);
   if (p.residual) expect_same_dtype(op, x, *p.residual);
   if (p.ln_colsum) {
-    if (p.residual || p.conv || p.raw_f32 || p.geometry.w_group_rows)
-      throw internal_error(std::string(op) + ": an input LayerNorm with a residual, conv, raw or grouped GEMM");
+    if (p.residual || p.conv || p.raw_f32 || p.geometry.w_group_rows || !p.ln_parts)
+      throw internal_error(std::string(op) + ": an input LayerNorm with a residual, conv, raw or grouped GEMM, " +
+                           "or without its row statistics");
     if (!gemm_normalizes_input(kernels, x.dtype, p.geometry.N, p.geometry.K))
       throw internal_error(std::string(op) + ": an input LayerNorm where gemm_normalizes_input says no");
+    if (p.geometry.ln_part_cols == 0 || p.geometry.K % p.geometry.ln_part_cols != 0)
+      throw internal_error(std::string(op) + ": row statistics in parts that do not divide K");
   }
-  for (const Tensor* in : {&x, &w, p.bias, p.residual, p.ln_colsum})
+  if (p.row_stats) {
+    if (p.conv || p.raw_f32 || p.geglu || p.geometry.w_group_rows)
+      throw internal_error(std::string(op) + ": row statistics of a conv, raw, GEGLU or grouped GEMM");
+    if (p.row_stats_cols == 0 || p.row_stats_cols != gemm_row_stats_cols(kernels, x.dtype, p.geometry.N))
+      throw internal_error(std::string(op) + ": row statistics in parts of " + std::to_string(p.row_stats_cols) +
+                           " columns where gemm_row_stats_cols says " +
+                           std::to_string(gemm_row_stats_cols(kernels, x.dtype, p.geometry.N)));
+  }
+  if (p.row_stats)
+    for (const Tensor* in : {&x, &w, p.bias, p.residual, p.ln_colsum, p.ln_parts, &y})
+      if (in && same_buffer(*p.row_stats, in))
+        throw invalid_argument(std::string(op) + ": row statistics " + p.row_stats->describe() + " alias " +
+                               in->describe());
+  for (const Tensor* in : {&x, &w, p.bias, p.residual, p.ln_colsum, p.ln_parts})
     if (in && same_buffer(y, in))
       throw invalid_argument(std::string(op) + ": output " + y.describe() + " aliases input " + in->describe());
   // Shaders index with 32-bit (conv offsets: signed) integers.
@@ -533,22 +558,31 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   GemmPush push = p.geometry;
   if (push.M == 0 || push.N == 0) return;
   push.flags = (p.bias ? kFlagBias : 0) | (p.residual ? kFlagResidual : 0) | (p.ln_colsum ? kFlagLayerNorm : 0) |
-               ((p.geglu ? kActGeglu : static_cast<uint32_t>(p.act)) << kActShift);
+               (p.row_stats ? kFlagRowStats : 0) | ((p.geglu ? kActGeglu : static_cast<uint32_t>(p.act)) << kActShift);
   const uint32_t run = contiguous_k_run(push, p.conv);
   // A GEMM splits K only where its epilogue can wait for the reduce: not GEGLU's column pairs,
-  // nor the LayerNorm, whose row statistics need all of K.
-  const bool whole_k_only = p.geglu || p.ln_colsum;
+  // nor the LayerNorm (its rows' statistics meet the products in the epilogue), nor the row
+  // statistics of the output (the reduce kernel writes none).
+  const bool whole_k_only = p.geglu || p.ln_colsum || p.row_stats;
 
-  // Binding 3: the residual, or the LayerNorm's column sums (common/gemm_io.glsl).
+  // Binding 3: the residual, or the LayerNorm's column sums (common/gemm_io.glsl); binding 5 (the
+  // plain and cooperative-matrix kernels' only, with_row_stats below): the row statistics written
+  // (GEMM_ROW_STATS) or read (GEMM_LN_INPUT).
   const Tensor* third = p.ln_colsum ? p.ln_colsum : p.residual;
   std::vector<vk::Binding> bindings{vk::in(x.buf()), vk::in(w.buf()), vk::in(p.bias ? p.bias->buf() : x.buf()),
                                     vk::in(third ? third->buf() : x.buf()), vk::out(y.buf())};
+  const auto with_row_stats = [&] {
+    std::vector<vk::Binding> b = bindings;
+    b.push_back(p.row_stats ? vk::out(p.row_stats->buf()) : vk::in(p.ln_parts ? p.ln_parts->buf() : x.buf()));
+    return b;
+  };
   std::string base = p.conv ? "gemm_conv" : "gemm";
   uint32_t gy = 0, gz = 0;
   // The profile label's detail: the problem and its epilogue ("19200x320x1280+bias+res").
   const std::string shape = std::to_string(push.M) + "x" + std::to_string(push.N) + "x" + std::to_string(push.K) +
                             (push.w_group_rows ? "x" + std::to_string(push.M / push.w_group_rows) + "g" : "") +
                             (p.ln_colsum ? "+ln" : "") + (p.bias ? "+bias" : "") + (p.residual ? "+res" : "") +
+                            (p.row_stats ? "+stats" : "") +
                             (p.geglu                   ? "+geglu"
                              : p.act == Epilogue::Gelu ? "+gelu"
                              : p.act == Epilogue::Silu ? "+silu"
@@ -564,19 +598,19 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
       if (row_tiles > g_max_groups) throw unsupported(std::string(op) + ": " + x.describe() + " has too many rows");
       push.k_chunk = split_k_chunk(push.K, 1);
       push.m_groups_y = row_tiles;
-      const vk::Pipeline& pipe =
-          kernels.pipeline(composed_variant(base + cm.api + (narrow ? "_narrow" : "") + cm.shape, x.dtype), 5,
-                           sizeof push, tiled_gemm_spec(kernels, push, p.conv, push.k_chunk, true), cm.subgroup);
-      rec.dispatch(pipe, bindings, &push, sizeof push, div_up(push.N, tn), row_tiles, 1, shape + "+f32");
+      const vk::Pipeline& pipe = kernels.pipeline(
+          composed_variant(base + cm.api + (narrow ? "_narrow" : "") + cm.shape, x.dtype), kGemmBindingsWithRowStats,
+          sizeof push, tiled_gemm_spec(kernels, push, p.conv, push.k_chunk, true), cm.subgroup);
+      rec.dispatch(pipe, with_row_stats(), &push, sizeof push, div_up(push.N, tn), row_tiles, 1, shape + "+f32");
       return;
     }
     if (x.dtype == DType::F16) base += "_out32"; // fp32 y from fp16 inputs (f32 inputs: plain)
   }
 
-  // GEGLU and the LayerNorm take the v1/KHR kernel where the context would use coopmat2: the
-  // latter's epilogue works on whole accumulator matrices, which cannot pair columns, and its
-  // loads do not pass through registers where row statistics could be gathered.
-  if (!p.geglu && !p.ln_colsum && gemm_uses_coopmat2(kernels, x.dtype, push.N)) {
+  // GEGLU and the LayerNorm's statistics (read or written) take the v1/KHR kernel where the
+  // context would use coopmat2: the latter's epilogue works on whole accumulator matrices, which
+  // cannot pair columns or reach rows across lanes.
+  if (!p.geglu && !p.ln_colsum && !p.row_stats && gemm_uses_coopmat2(kernels, x.dtype, push.N)) {
     // Tuning::gemm_cm2_tile_n (Z123_GEMM_CM2_TILE_N=128|256) pins the tile width (benchmarks
     // compare the two).
     const uint32_t forced = kernels.tuning().gemm_cm2_tile_n;
@@ -584,7 +618,7 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
                              : uint64_t{div_up(push.M, kCm2TileM)} * div_up(push.N, kCm2WideTileN) >= kCm2WideMinGroups;
     const uint32_t tile_n = wide ? kCm2WideTileN : kCm2TileN;
     const vk::Pipeline& pipe =
-        kernels.pipeline(composed_variant(base + (wide ? "_nvcm2_l" : "_nvcm2"), x.dtype), 5, sizeof push,
+        kernels.pipeline(composed_variant(base + (wide ? "_nvcm2_l" : "_nvcm2"), x.dtype), kGemmBindings, sizeof push,
                          {run % 8 == 0 ? 1u : 0u}, coopmat_subgroup_size(kernels.device()));
     split_rows(div_up(push.M, kCm2TileM), gy, gz);
     push.m_groups_y = gy;
@@ -639,9 +673,9 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
         whole_k_only ? 1 : coopmat_split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K, default_tiles);
     const uint32_t k_chunk = splits_k(splits, row_tiles) ? split_k_chunk(push.K, splits) : 0;
     const vk::Pipeline& pipe =
-        kernels.pipeline(composed_variant(base + cm.api + tile.suffix + cm.shape, x.dtype), 5, sizeof push,
-                         tiled_gemm_spec(kernels, push, p.conv, k_chunk, true), cm.subgroup);
-    record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles, splits, x.dtype, shape);
+        kernels.pipeline(composed_variant(base + cm.api + tile.suffix + cm.shape, x.dtype), kGemmBindingsWithRowStats,
+                         sizeof push, tiled_gemm_spec(kernels, push, p.conv, k_chunk, true), cm.subgroup);
+    record_tiles(kernels, rec, pipe, with_row_stats(), push, row_tiles, col_tiles, splits, x.dtype, shape);
     return;
   }
 
@@ -656,7 +690,9 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     const uint32_t row_tiles = div_up(push.M, tile), col_tiles = div_up(push.N, tile);
     const uint32_t splits = split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K);
     const uint32_t k_chunk = splits_k(splits, row_tiles) ? split_k_chunk(push.K, splits) : 0;
-    const vk::Pipeline& pipe = kernels.pipeline(tiled_portable_variant(base, tile, packed), 5, sizeof push,
+    if (p.ln_colsum || p.row_stats)
+      throw internal_error(std::string(op) + ": row statistics on the tiled portable kernel");
+    const vk::Pipeline& pipe = kernels.pipeline(tiled_portable_variant(base, tile, packed), kGemmBindings, sizeof push,
                                                 tiled_gemm_spec(kernels, push, p.conv, k_chunk, false));
     record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles, splits, x.dtype, shape);
     return;
@@ -670,13 +706,13 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   uint32_t rows = narrow ? kNarrowBlock : kPortableRows, cols = narrow ? kNarrowBlock : kPortableCols;
   uint32_t wg_n = push.N <= cols ? 1 : 8;
   uint32_t wg_m = kPortableInvocations / wg_n;
-  const vk::Pipeline& pipe = kernels.pipeline(plain_portable_variant(base, narrow, x.dtype), 5, sizeof push,
-                                              {wg_n, wg_m, run % 4 == 0 ? 1u : 0u});
+  const vk::Pipeline& pipe = kernels.pipeline(plain_portable_variant(base, narrow, x.dtype), kGemmBindingsWithRowStats,
+                                              sizeof push, {wg_n, wg_m, run % 4 == 0 ? 1u : 0u});
   const uint32_t row_tiles = div_up(push.M, wg_m * rows), col_tiles = div_up(push.N, wg_n * cols);
   // Raw fp32 output (matmul_f32) has no epilogue to defer, and keeps one K range.
   const uint32_t splits =
       p.raw_f32 || whole_k_only ? 1 : portable_split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K);
-  record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles, splits, x.dtype, shape);
+  record_tiles(kernels, rec, pipe, with_row_stats(), push, row_tiles, col_tiles, splits, x.dtype, shape);
 }
 
 } // namespace z123::kernels::detail

@@ -24,8 +24,9 @@ struct GemmPush {
   uint32_t k_chunk = 0;      // split K (coopmat kernels): K elements per workgroup z; 0 = no split
   uint32_t w_group_rows = 0; // grouped weights (kernels::linear_grouped); 0 = off
   float ln_eps = 0;          // the input's LayerNorm (GemmProblem::ln_colsum)
+  uint32_t ln_part_cols = 0; // and the columns each part of its row statistics covers
 };
-static_assert(sizeof(GemmPush) == 19 * 4, "push block layout changed");
+static_assert(sizeof(GemmPush) == 20 * 4, "push block layout changed");
 
 struct GemmProblem {
   const Tensor* x = nullptr;
@@ -38,8 +39,14 @@ struct GemmProblem {
   bool raw_f32 = false; // y is F32 and gets the raw sums (matmul_f32): no epilogue
   bool geglu = false;   // kernels::linear_geglu: y [M, N / 2] = value * gelu(gate), K unsplit
   // kernels::NormalizedInput: x's rows layer-normalized inside the GEMM (K unsplit, no residual;
-  // only where gemm_normalizes_input), with these weight column sums and geometry.ln_eps.
+  // only where gemm_normalizes_input), with these weight column sums, x's row statistics in parts
+  // of geometry.ln_part_cols columns (kernels::RowStats) and geometry.ln_eps.
   const Tensor* ln_colsum = nullptr;
+  const Tensor* ln_parts = nullptr;
+  // kernels::RowStats: the output rows' statistics written in parts of row_stats_cols columns
+  // (dense, K unsplit, no GEGLU; only where gemm_row_stats_cols says that many).
+  const Tensor* row_stats = nullptr;
+  uint32_t row_stats_cols = 0;
   // kernels::linear_grouped: rows in groups of geometry.w_group_rows, each with its own weights
   // (every kernel but NV coopmat2's: gemm_groups_weights). linear_grouped, its one caller, checks
   // the route and the groups' row alignment.
@@ -56,11 +63,15 @@ GemmProblem make_gemm_problem(const char* op, const Tensor& x, const Tensor& w, 
 // not (where it runs, the UNet projects and gates in two passes).
 bool gemm_fuses_geglu(const Kernels& kernels, DType dtype, uint32_t n);
 // Whether record_gemm applies an input LayerNorm (GemmProblem::ln_colsum) for this dtype, N and K
-// in the kernel it picks: the plain portable kernel (any K) and the cooperative-matrix one (K a
-// multiple of every tiling's K step) gather the rows' statistics; the tiled portable one and NV
-// coopmat2's do not (the latter's problems go to the v1/KHR kernel instead). Never where
-// Tuning::gemm_layer_norm is off (the default).
+// in the kernel it picks: the plain portable kernel and the cooperative-matrix one merge the rows'
+// statistics from their parts; the tiled portable one and NV coopmat2's do not (the latter's
+// problems go to the v1/KHR kernel instead). Never where Tuning::gemm_layer_norm is off.
 bool gemm_normalizes_input(const Kernels& kernels, DType dtype, uint32_t n, uint32_t k);
+// The columns of each part of the output rows' statistics (GemmProblem::row_stats) record_gemm
+// writes for a dense problem of this dtype and N: 32 on the cooperative-matrix kernel (N > 16,
+// N % 32 == 0), 8 on the plain portable one (N % 8 == 0); 0 where it writes none (the tiled
+// portable kernel, other widths, Tuning::gemm_layer_norm off).
+uint32_t gemm_row_stats_cols(const Kernels& kernels, DType dtype, uint32_t n);
 // Whether record_gemm runs grouped-weight problems (kernels::linear_grouped) for this dtype and N
 // on this context: the portable kernels (plain and tiled) and the cooperative-matrix one (NV v1,
 // KHR) have the grouped weight loader; NV coopmat2's kernel does not.

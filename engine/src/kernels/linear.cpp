@@ -38,14 +38,45 @@ void set_normalized_input(const char* op, const Kernels& kernels, detail::GemmPr
     throw invalid_argument(std::string(op) + ": colsum " + norm.colsum->describe() + " must be F32");
   if (!(norm.eps > 0.0f)) throw invalid_argument(std::string(op) + ": LayerNorm eps must be positive");
   if (p.residual) throw invalid_argument(std::string(op) + ": a NormalizedInput with a residual");
+  const RowStats& st = norm.stats;
+  if (!st.parts || st.cols == 0 || w.dim(1) % st.cols != 0)
+    throw invalid_argument(std::string(op) + ": a NormalizedInput needs the input's row statistics in parts that " +
+                           "divide its " + std::to_string(w.dim(1)) + " columns");
+  expect_shape(op, "row statistics", *st.parts, row_stats_shape(p.geometry.M, w.dim(1), st.cols));
+  if (st.parts->dtype != DType::F32)
+    throw invalid_argument(std::string(op) + ": row statistics " + st.parts->describe() + " must be F32");
   if (!linear_normalizes(kernels, p.x->dtype, w.dim(0), w.dim(1)))
     throw unsupported(std::string(op) + ": weight " + w.describe() + " on this route: the input LayerNorm needs " +
-                      "a kernel that gathers row statistics (linear_normalizes)");
+                      "a kernel that merges row statistics (linear_normalizes)");
   p.ln_colsum = norm.colsum;
+  p.ln_parts = st.parts;
   p.geometry.ln_eps = norm.eps;
+  p.geometry.ln_part_cols = st.cols;
+}
+
+// Adds the output's row statistics to p (RowStats), after checking what they need.
+void set_row_stats(const char* op, const Kernels& kernels, detail::GemmProblem& p, const RowStats& st) {
+  const uint32_t cols = linear_row_stats_cols(kernels, p.x->dtype, p.w->dim(0));
+  if (cols == 0)
+    throw unsupported(std::string(op) + ": weight " + p.w->describe() + " on this route writes no row statistics " +
+                      "(linear_row_stats_cols)");
+  if (!st.parts || st.cols != cols)
+    throw invalid_argument(std::string(op) + ": row statistics in parts of " + std::to_string(st.cols) +
+                           " columns where this route writes parts of " + std::to_string(cols));
+  expect_shape(op, "row statistics", *st.parts, row_stats_shape(p.geometry.M, p.w->dim(0), cols));
+  if (st.parts->dtype != DType::F32)
+    throw invalid_argument(std::string(op) + ": row statistics " + st.parts->describe() + " must be F32");
+  p.row_stats = st.parts;
+  p.row_stats_cols = cols;
 }
 
 } // namespace
+
+std::vector<int64_t> row_stats_shape(int64_t rows, int64_t n, uint32_t cols) { return {rows, cols ? n / cols : 0, 2}; }
+
+uint32_t linear_row_stats_cols(const Kernels& kernels, DType dtype, int64_t n) {
+  return n > 0 && n < (int64_t{1} << 31) ? detail::gemm_row_stats_cols(kernels, dtype, static_cast<uint32_t>(n)) : 0;
+}
 
 bool linear_normalizes(const Kernels& kernels, DType dtype, int64_t n, int64_t k) {
   return n > 0 && k > 0 && n < (int64_t{1} << 31) && k < (int64_t{1} << 31) &&
@@ -53,11 +84,12 @@ bool linear_normalizes(const Kernels& kernels, DType dtype, int64_t n, int64_t k
 }
 
 void linear(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor& y,
-            Epilogue act, const Tensor* residual, const NormalizedInput* norm) {
+            Epilogue act, const Tensor* residual, const NormalizedInput* norm, const RowStats* stats_out) {
   std::vector<int64_t> out = linear_output_shape(x, w);
   detail::GemmProblem p = detail::make_gemm_problem("linear", x, w, bias, y, act, residual, out);
   set_dense_geometry(p, x, w);
   if (norm) set_normalized_input("linear", kernels, p, *norm);
+  if (stats_out) set_row_stats("linear", kernels, p, *stats_out);
   detail::record_gemm(kernels, rec, "linear", p);
 }
 

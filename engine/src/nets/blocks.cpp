@@ -146,8 +146,8 @@ void single_head_attention_by_gemm(kernels::Kernels& kern, vk::Recording& rec, W
 }
 
 Tensor attention_block(NetContext& c, const AttentionLayers& layers, Tensor normed, const Tensor& residual,
-                       int64_t heads, bool causal, const AttentionKeyValues& kv, bool by_gemm,
-                       const QueryInput& query) {
+                       int64_t heads, bool causal, const AttentionKeyValues& kv, bool by_gemm, const QueryInput& query,
+                       const kernels::RowStats* out_stats) {
   if (query.norm && !kv.source && !kv.given_k)
     throw internal_error(layers.q + ": keys and values projected from rows the query GEMM normalizes itself");
   const DType dt = normed.dtype;
@@ -183,7 +183,8 @@ Tensor attention_block(NetContext& c, const AttentionLayers& layers, Tensor norm
     c.ws.release(values);
   }
   Tensor out = c.ws.acquire(dt, {B, N, C}, layers.out);
-  linear(c.k, c.rec, a, c.w.at(layers.out + ".weight"), c.w.find(layers.out + ".bias"), out, Epilogue::None, &residual);
+  linear(c.k, c.rec, a, c.w.at(layers.out + ".weight"), c.w.find(layers.out + ".bias"), out, Epilogue::None, &residual,
+         nullptr, out_stats);
   return out;
 }
 

@@ -68,10 +68,11 @@ std::vector<FusedWeight> fused_self_attention(const UNetLayout& layout) {
 
 // The transformer blocks' LayerNorms folded into the projections that read them (LayerNormFold):
 // norm1 into the self-attention's to_kvq and to_q, norm2 into the cross-attention's to_q, norm3
-// into the feed-forward's GEGLU projection. With Z123_GEMM_LN=1 their GEMMs normalize the rows
-// they load (kernels::NormalizedInput), so the normalized rows are never written (48 passes
-// fewer per step at 640x960, but the GEMMs ran slower than that saved: bench/NOTES.md session
-// 34); by default a normalize-only pass feeds them (UNet::Pass::norm_rows).
+// into the feed-forward's GEGLU projection. With Z123_GEMM_LN=1 the GEMM that writes the rows
+// (proj_in, the attentions' out projections) also writes their statistics, and the projections
+// after the norm normalize in their epilogues (kernels::RowStats, NormalizedInput), so the
+// normalized rows are never written: 48 passes fewer per step at 640x960 (bench/NOTES.md
+// sessions 34-35). Otherwise a normalize-only pass feeds them (UNet::Pass::norm_rows).
 std::vector<LayerNormFold> transformer_norm_folds(const UNetLayout& layout) {
   std::vector<LayerNormFold> out;
   const std::string attn1 = ".attn1";
@@ -138,34 +139,57 @@ struct UNet::Pass {
 
   bool done() const { return mode == RefMode::Write && attn1_left == 0; }
 
+  // The row statistics that the projection writing a folded LayerNorm's input (proj_in, an out
+  // projection) leaves for the projections after the norm (kernels::RowStats), in scratch; none
+  // (cols 0) where its GEMM cannot write them or one of `readers` (the weights after the norm)
+  // cannot merge them, and the norm then runs as its own pass (norm_rows).
+  struct StatsOut {
+    Tensor parts;
+    uint32_t cols = 0;
+    RowStats view() const { return {cols ? &parts : nullptr, cols}; } // points into this
+  };
+  StatsOut row_stats_for(const Tensor& out, std::initializer_list<const Tensor*> readers, const std::string& label) {
+    const int64_t width = out.dim(-1);
+    const uint32_t cols = linear_row_stats_cols(c.k, out.dtype, width);
+    if (cols == 0) return {};
+    for (const Tensor* w : readers)
+      if (!linear_normalizes(c.k, out.dtype, w->dim(0), w->dim(1))) return {};
+    return {c.ws.acquire(DType::F32, row_stats_shape(out.numel() / width, width, cols), label + ".stats"), cols};
+  }
+  void release(StatsOut& s) {
+    if (s.cols) c.ws.release(s.parts);
+    s.cols = 0;
+  }
+
   // The rows the projections after a folded LayerNorm (transformer_norm_folds) read: h itself
-  // where every one of them applies the norm in its GEMM (kernels::linear_normalizes), else h
-  // normalized once, without gamma and beta (folded into the weights), into scratch.
+  // where h's producer left its statistics (StatsOut, taken over here) and each of them applies
+  // the norm in its GEMM, else h normalized once, without gamma and beta (folded into the
+  // weights), into scratch.
   struct NormRows {
     Tensor rows;
     bool normalized = false; // rows is that scratch (released with release())
+    StatsOut stats;          // else h's statistics
   };
   static constexpr float kLayerNormEps = 1e-5f;
-  NormRows norm_rows(const Tensor& h, const std::string& norm, std::initializer_list<const Tensor*> weights) {
-    bool fused = true;
-    for (const Tensor* w : weights) fused = fused && linear_normalizes(c.k, h.dtype, w->dim(0), w->dim(1));
-    if (fused) return {h, false};
-    NormRows r{c.ws.acquire(h.dtype, h.shape, norm), true};
+  NormRows norm_rows(const Tensor& h, StatsOut stats, const std::string& norm) {
+    if (stats.cols) return {h, false, stats};
+    NormRows r{c.ws.acquire(h.dtype, h.shape, norm), true, {}};
     layer_norm_unscaled(c.k, c.rec, h, r.rows, kLayerNormEps);
     return r;
   }
   void release(NormRows& r) {
     if (r.normalized) c.ws.release(r.rows);
+    release(r.stats);
   }
-  // What a folded projection `weight` passes to linear(): its column sums where the GEMM
-  // normalizes, nothing where the rows came normalized.
+  // What a folded projection `weight` passes to linear(): its column sums and the rows'
+  // statistics where the GEMM normalizes, nothing where the rows came normalized.
   struct FoldedInput {
     NormalizedInput norm;
     const NormalizedInput* ptr() const { return norm.colsum ? &norm : nullptr; }
   };
   FoldedInput folded_input(const NormRows& r, const std::string& weight) const {
     if (r.normalized) return {};
-    return {{&c.w.at(ln_colsum_name(weight)), kLayerNormEps}};
+    return {{&c.w.at(ln_colsum_name(weight)), kLayerNormEps, r.stats.view()}};
   }
 
   // An attn1 layer on the rows of its LayerNorm 1 (norm_rows: released here), with `residual` added.
@@ -175,7 +199,9 @@ struct UNet::Pass {
   // pass projects keys and values (to_kvq's first 2C rows) into the layer's reference slot and
   // its queries (to_q alone) into scratch, and attends over the slot; its last layer projects only
   // keys and values and returns an empty tensor, since the rest of the pass is dead work.
-  Tensor self_attention(const std::string& layer, NormRows& n, const Tensor& residual, int64_t heads) {
+  // out_stats: the out projection's row statistics (for norm2).
+  Tensor self_attention(const std::string& layer, NormRows& n, const Tensor& residual, int64_t heads,
+                        const StatsOut& out_stats) {
     const Tensor& x = n.rows;
     const DType dt = x.dtype;
     const int64_t B = x.dim(0), N = x.dim(1), C = x.dim(2);
@@ -225,13 +251,16 @@ struct UNet::Pass {
       c.ws.release(kvq);
     }
     Tensor out = c.ws.acquire(dt, {B, N, C}, layer + ".to_out.0");
+    const RowStats stats = out_stats.view();
     linear(c.k, c.rec, a, c.w.at(layer + ".to_out.0.weight"), c.w.find(layer + ".to_out.0.bias"), out, Epilogue::None,
-           &residual);
+           &residual, nullptr, out_stats.cols ? &stats : nullptr);
     c.ws.release(a);
     return out;
   }
 
-  void transformer_block(const std::string& p, Tensor& h, int64_t heads) {
+  // h_stats: h's row statistics where its producer wrote them (row_stats_for), taken over;
+  // next_stats: where the block's output projection writes its own (for the next block's norm1).
+  void transformer_block(const std::string& p, Tensor& h, StatsOut h_stats, int64_t heads, const StatsOut& next_stats) {
     const DType dt = h.dtype;
     const int64_t B = h.dim(0), N = h.dim(1), C = h.dim(2);
     const auto layers = [&](const std::string& attn) {
@@ -239,13 +268,17 @@ struct UNet::Pass {
     };
     // attn1: self-attention.
     const std::string self = p + "attn1";
-    NormRows n = norm_rows(h, p + "norm1", {&c.w.at(self + ".to_kvq.weight"), &c.w.at(self + ".to_q.weight")});
-    Tensor h1 = self_attention(self, n, h, heads);
-    c.ws.release(h);
-    if (h1.shape.empty()) return; // the write pass stored its last layer
-    // attn2: cross-attention to the text/image context.
+    NormRows n = norm_rows(h, h_stats, p + "norm1");
     const std::string q2 = p + "attn2.to_q.weight";
-    NormRows n2 = norm_rows(h1, p + "norm2", {&c.w.at(q2)});
+    StatsOut h1_stats = row_stats_for(h, {&c.w.at(q2)}, p + "attn1.to_out.0");
+    Tensor h1 = self_attention(self, n, h, heads, h1_stats);
+    c.ws.release(h);
+    if (h1.shape.empty()) { // the write pass stored its last layer (the last block's: no next_stats)
+      release(h1_stats);
+      return;
+    }
+    // attn2: cross-attention to the text/image context.
+    NormRows n2 = norm_rows(h1, h1_stats, p + "norm2");
     AttentionKeyValues cross_kv;
     cross_kv.source = &ctx;
     if (context_kv) { // filled by record_context(), once per image
@@ -253,14 +286,18 @@ struct UNet::Pass {
       cross_kv.given_v = &context_kv->slot(p + "attn2", 'v', dt, {B, ctx.dim(1), C});
     }
     const FoldedInput in_q2 = folded_input(n2, q2);
-    Tensor h2 = attention_block(c, layers(p + "attn2"), n2.rows, h1, heads, false, cross_kv, false,
-                                {&c.w.at(ln_bias_name(q2)), in_q2.ptr(), n2.normalized});
-    c.ws.release(h1);
-    // Feed-forward: GEGLU (first half value, second half gate), then back to C.
     const std::string w_in_name = p + "ff.net.0.proj.weight";
     const Tensor& w_in = c.w.at(w_in_name);
+    StatsOut h2_stats = row_stats_for(h1, {&w_in}, p + "attn2.to_out.0");
+    const RowStats h2_view = h2_stats.view();
+    Tensor h2 =
+        attention_block(c, layers(p + "attn2"), n2.rows, h1, heads, false, cross_kv, false,
+                        {&c.w.at(ln_bias_name(q2)), in_q2.ptr(), n2.normalized}, h2_stats.cols ? &h2_view : nullptr);
+    release(n2.stats); // the queries are recorded: attention_block released n2.rows where it owned them
+    c.ws.release(h1);
+    // Feed-forward: GEGLU (first half value, second half gate), then back to C.
     const Tensor& b_in = c.w.at(ln_bias_name(w_in_name));
-    NormRows n3 = norm_rows(h2, p + "norm3", {&w_in});
+    NormRows n3 = norm_rows(h2, h2_stats, p + "norm3");
     const FoldedInput in3 = folded_input(n3, w_in_name);
     Tensor g = c.ws.acquire(dt, {B, N, w_in.dim(0) / 2}, p + "ff.geglu");
     if (linear_geglu_fuses(c.k, dt, w_in.dim(0))) { // the gate in the projection's epilogue
@@ -273,9 +310,16 @@ struct UNet::Pass {
     }
     release(n3);
     h = c.ws.acquire(dt, {B, N, C}, p + "h3");
-    linear(c.k, c.rec, g, c.w.at(p + "ff.net.2.weight"), &c.w.at(p + "ff.net.2.bias"), h, Epilogue::None, &h2);
+    const RowStats next_view = next_stats.view();
+    linear(c.k, c.rec, g, c.w.at(p + "ff.net.2.weight"), &c.w.at(p + "ff.net.2.bias"), h, Epilogue::None, &h2, nullptr,
+           next_stats.cols ? &next_view : nullptr);
     c.ws.release(g);
     c.ws.release(h2);
+  }
+  // The statistics of the rows that the block with prefix `p` (ending in ".") reads, for its norm1.
+  StatsOut norm1_stats_for(const Tensor& h, const std::string& p) {
+    const std::string attn1 = p + "attn1";
+    return row_stats_for(h, {&c.w.at(attn1 + ".to_kvq.weight"), &c.w.at(attn1 + ".to_q.weight")}, p + "norm1");
   }
 
   // Transformer2DModel with linear projections (spec §9.5) on x [B, H, W, C]; returns the output
@@ -290,11 +334,21 @@ struct UNet::Pass {
     group_norm(c.k, c.rec, tokens, c.w.at(p + "norm.weight"), c.w.at(p + "norm.bias"), n, cfg.norm_num_groups, 1e-6f,
                false);
     Tensor h = c.ws.acquire(dt, {B, N, C}, p + "proj_in");
-    linear(c.k, c.rec, n, c.w.at(p + "proj_in.weight"), &c.w.at(p + "proj_in.bias"), h);
+    // h's row statistics come from the GEMM that writes it: proj_in for the first block, the
+    // previous block's feed-forward output projection for the others.
+    StatsOut h_stats = norm1_stats_for(h, decl.block_prefix(0) + ".");
+    const RowStats proj_in_stats = h_stats.view();
+    linear(c.k, c.rec, n, c.w.at(p + "proj_in.weight"), &c.w.at(p + "proj_in.bias"), h, Epilogue::None, nullptr,
+           nullptr, h_stats.cols ? &proj_in_stats : nullptr);
     c.ws.release(n);
     for (int64_t t = 0; t < decl.blocks; ++t) {
-      transformer_block(decl.block_prefix(t) + ".", h, decl.heads);
-      if (done()) return {};
+      StatsOut next = t + 1 < decl.blocks ? norm1_stats_for(h, decl.block_prefix(t + 1) + ".") : StatsOut{};
+      transformer_block(decl.block_prefix(t) + ".", h, h_stats, decl.heads, next);
+      h_stats = next;
+      if (done()) {
+        release(h_stats);
+        return {};
+      }
     }
     Tensor out = c.ws.acquire(dt, x.shape, p + "proj_out");
     Tensor out_tokens = out;

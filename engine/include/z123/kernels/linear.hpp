@@ -17,16 +17,28 @@ enum class Epilogue : uint32_t {
   Silu = 2, // x * sigmoid(x)
 };
 
+// The statistics of a GEMM output's rows, in parts, written by the linear() that produces the rows
+// (its epilogue holds them as it stores them) for the LayerNorm of the next one (NormalizedInput):
+// parts [M, N / cols, 2] F32, for each row and each run of `cols` consecutive columns the run's
+// mean and M2 (the sum of its squared deviations from that mean), of the values as stored.
+struct RowStats {
+  const Tensor* parts = nullptr;
+  uint32_t cols = 0; // linear_row_stats_cols() for the producer's output width
+};
+// The parts tensor's shape for `rows` rows of width n in parts of `cols` columns.
+std::vector<int64_t> row_stats_shape(int64_t rows, int64_t n, uint32_t cols);
+
 // A LayerNorm over the input's rows applied inside the GEMM that reads them, so the normalized
 // rows are never written (the UNet's transformer blocks: norm1-3 before their projections). Its
 // affine part is folded into the weights beforehand (nets::Weights, LayerNormFold):
 //   LayerNorm(x; gamma, beta) · wᵀ + bias = rstd (x · w'ᵀ - mean colsum) + b'
 // with w' = w diag(gamma) as stored, b' = bias + w · beta (the bias passed), colsum[n] the sum of
 // the stored w' row n, and mean and rstd x's row statistics (biased variance, fp32), which the
-// kernel gathers from the x values it loads anyway.
+// kernel merges from the parts that the GEMM which wrote x left in `stats`.
 struct NormalizedInput {
   const Tensor* colsum = nullptr; // [N] F32
   float eps = 1e-5f;
+  RowStats stats; // x's, [M, K / cols, 2]
 };
 
 // y[M, N] = act(x[M, K] · w[N, K]^T + bias[N]) + residual[M, N]
@@ -46,15 +58,21 @@ struct NormalizedInput {
 // register-tiled kernel (gemm.comp). Split K where few output tiles would leave the GPU idle.
 //
 // norm: x's rows layer-normalized first (NormalizedInput; w and bias folded), no residual; only
-// where linear_normalizes() (else Unsupported).
+// where linear_normalizes() (else Unsupported). stats_out: also write y's row statistics (RowStats:
+// parts of linear_row_stats_cols(N) columns; K unsplit), only where that is not 0.
 void linear(Kernels& kernels, vk::Recording& rec, const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor& y,
-            Epilogue act = Epilogue::None, const Tensor* residual = nullptr, const NormalizedInput* norm = nullptr);
+            Epilogue act = Epilogue::None, const Tensor* residual = nullptr, const NormalizedInput* norm = nullptr,
+            const RowStats* stats_out = nullptr);
 // Whether linear() and linear_geglu() take a NormalizedInput for this dtype, N (w's rows) and K on
-// this context: the cooperative-matrix kernels (K % 64 == 0) and the plain portable one do; the
-// tiled portable one does not, and none does unless Tuning::gemm_layer_norm (off by default:
-// slower on an H100, bench/NOTES.md session 34). Elsewhere the
-// caller normalizes the rows itself (layer_norm_unscaled) and passes them without `norm`.
+// this context: the cooperative-matrix kernels and the plain portable one do; the tiled portable
+// one does not, and none does unless Tuning::gemm_layer_norm (Z123_GEMM_LN). Elsewhere the caller
+// normalizes the rows itself (layer_norm_unscaled) and passes them without `norm`.
 bool linear_normalizes(const Kernels& kernels, DType dtype, int64_t n, int64_t k);
+// The columns of each part of the row statistics linear() writes for an output of width n (w's
+// rows) on this context: 32 on the cooperative-matrix kernels (n % 32 == 0), 8 on the plain
+// portable one (n % 8 == 0); 0 where it writes none (other widths, the tiled portable kernel, and
+// everywhere unless Tuning::gemm_layer_norm).
+uint32_t linear_row_stats_cols(const Kernels& kernels, DType dtype, int64_t n);
 
 // The feed-forward's GEGLU projection in one pass (diffusers' GEGLU):
 //   [value | gate] = x · wᵀ + bias,  y = value * gelu(gate)  (exact erf GELU)

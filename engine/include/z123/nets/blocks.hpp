@@ -77,10 +77,11 @@ struct QueryInput {
 // [B, N, C] over (it is released once the queries exist; see QueryInput::owned) and returns
 // residual + out(...) as a new [B, N, C] tensor. by_gemm: the single 512-wide head of the VAE,
 // through single_head_attention_by_gemm instead of the flash kernels. With query.norm the keys
-// and values must come from elsewhere (kv), never from the unnormalized rows.
+// and values must come from elsewhere (kv), never from the unnormalized rows. out_stats: the out
+// projection also writes its rows' statistics (kernels::RowStats) for the LayerNorm after.
 Tensor attention_block(NetContext& c, const AttentionLayers& layers, Tensor normed, const Tensor& residual,
                        int64_t heads, bool causal, const AttentionKeyValues& kv = {}, bool by_gemm = false,
-                       const QueryInput& query = {});
+                       const QueryInput& query = {}, const kernels::RowStats* out_stats = nullptr);
 
 // The VAE's mid-block Attention (spec §8.1): single head over all H·W tokens, GroupNorm input,
 // q/k/v/out with biases, residual.
