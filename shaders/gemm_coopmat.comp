@@ -258,13 +258,14 @@ void main() {
   uint warp_m = warp / WARPS_N, warp_n = warp % WARPS_N;
 
   init_tile_rows();
-  // k_chunk is a multiple of BK, so a K step never straddles two ranges; loads zero-fill past K.
-  load_tiles(k_begin);
-  if (gemm_ln()) ln_load_rows(); // its loads in flight with the first tiles'
 
   CM_F32ACC acc[FM][FN];
   [[unroll]] for (int i = 0; i < FM; ++i)
     [[unroll]] for (int j = 0; j < FN; ++j) acc[i][j] = CM_F32ACC(0.0);
+
+  // k_chunk is a multiple of BK, so a K step never straddles two ranges; loads zero-fill past K.
+  load_tiles(k_begin);
+  if (gemm_ln()) ln_load_rows(); // its loads in flight with the first tiles'
 
   uint stage = 0;
   CM_F16A a[FM];

@@ -38,8 +38,10 @@ struct Tuning {
   // Z123_GEMM_SPLITK=0: no split K on the cooperative-matrix GEMMs.
   bool gemm_split_k = true;
   // Z123_GEMM_LN=1: the transformer blocks' LayerNorms inside the projections that read them
-  // (kernels::linear_normalizes) instead of a pass of their own. Off by default: on an H100 the
-  // step took 30.45-30.50 ms with it against 29.75-29.86 without (bench/NOTES.md session 34).
+  // (kernels::linear_normalizes), from row statistics that the GEMMs writing their input leave
+  // (kernels::RowStats), instead of a pass of their own. Off by default: the form measured, with
+  // the statistics gathered in the consuming GEMMs' loops, made an H100's step 30.45-30.50 ms
+  // against 29.75-29.86 (bench/NOTES.md session 34); the current one is not measured yet.
   bool gemm_layer_norm = false;
   // Z123_GEMM_CM2_TILE_N=128|256: the NV coopmat2 GEMM's tile width; 0: chosen per shape.
   uint32_t gemm_cm2_tile_n = 0;
