@@ -95,10 +95,18 @@ layout(constant_id = 9) const bool GROUPED = false;
 shared uvec4 smem[STAGES * STAGE_UNITS];
 // GEMM_LN_INPUT: the tile rows' (mean, rstd), from ln_load_rows() to the epilogue.
 shared vec2 ln_rows[BM];
-#define LN_ROW_THREADS (NTHREADS / BM) // invocations that merge one row's parts
-#if (NTHREADS % BM) != 0 || (SUBGROUP_SIZE % LN_ROW_THREADS) != 0
-#error "a tile row's statistics must be merged by a power-of-two share of one subgroup"
+// Invocations that merge one row's parts: consecutive lanes, as many as the workgroup holds per
+// row up to 4 (a power of two, for the clustered adds), and passes over the rows where it holds
+// fewer invocations than rows.
+#if (NTHREADS % (4 * BM)) == 0 && (SUBGROUP_SIZE % 4) == 0
+#define LN_ROW_THREADS 4
+#elif (NTHREADS % (2 * BM)) == 0 && (SUBGROUP_SIZE % 2) == 0
+#define LN_ROW_THREADS 2
+#else
+#define LN_ROW_THREADS 1
 #endif
+#define LN_ROWS_PER_PASS (NTHREADS / LN_ROW_THREADS)
+#define LN_ROW_PASSES ((BM + LN_ROWS_PER_PASS - 1) / LN_ROWS_PER_PASS)
 // GEMM_ROW_STATS: parts of 32 columns, four lanes' runs each (kernels::linear_row_stats_cols).
 #if (WN % 32) == 0 && (SUBGROUP_SIZE % 4) == 0
 #define ROW_STATS_OK
@@ -116,13 +124,18 @@ void store_tiles(uint base) {
 // Before the loop: the tile rows' (mean, rstd) into ln_rows from the parts of their statistics
 // (row_stats, pc.ln_part_cols columns each), LN_ROW_THREADS consecutive invocations per row.
 void ln_load_rows() {
-  uint r = gl_LocalInvocationIndex / LN_ROW_THREADS, t = gl_LocalInvocationIndex % LN_ROW_THREADS;
-  uint parts = G_K / pc.ln_part_cols, base = min(tile_m0 + r, pc.M - 1u) * parts;
-  LnParts s = ln_parts_start(row_stats[base].x);
-  for (uint i = t; i < parts; i += LN_ROW_THREADS) ln_parts_add(s, row_stats[base + i]);
-  s.s1 = subgroupClusteredAdd(s.s1, LN_ROW_THREADS);
-  s.s2 = subgroupClusteredAdd(s.s2, LN_ROW_THREADS);
-  if (t == 0u) ln_rows[r] = ln_parts_stats(s, float(G_K));
+  uint t = gl_LocalInvocationIndex % LN_ROW_THREADS, parts = G_K / pc.ln_part_cols;
+  [[unroll]] for (uint pass = 0; pass < LN_ROW_PASSES; ++pass) {
+    uint r = gl_LocalInvocationIndex / LN_ROW_THREADS + pass * LN_ROWS_PER_PASS;
+    if (r < BM) { // a row's invocations are all in or all out: the clustered adds see whole clusters
+      uint base = min(tile_m0 + r, pc.M - 1u) * parts;
+      LnParts s = ln_parts_start(row_stats[base].x);
+      for (uint i = t; i < parts; i += LN_ROW_THREADS) ln_parts_add(s, row_stats[base + i]);
+      s.s1 = subgroupClusteredAdd(s.s1, LN_ROW_THREADS);
+      s.s2 = subgroupClusteredAdd(s.s2, LN_ROW_THREADS);
+      if (t == 0u) ln_rows[r] = ln_parts_stats(s, float(G_K));
+    }
+  }
 }
 
 // The column sums of weight rows c .. c+7 (c % 8 == 0), binding 3 read 16 bytes at a time.
