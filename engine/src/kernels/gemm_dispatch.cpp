@@ -537,16 +537,13 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
   if (p.row_stats) {
     if (p.conv || p.raw_f32 || p.geglu || p.geometry.w_group_rows)
       throw internal_error(std::string(op) + ": row statistics of a conv, raw, GEGLU or grouped GEMM");
-    if (p.row_stats_cols == 0 || p.row_stats_cols != gemm_row_stats_cols(kernels, x.dtype, p.geometry.N))
-      throw internal_error(std::string(op) + ": row statistics in parts of " + std::to_string(p.row_stats_cols) +
-                           " columns where gemm_row_stats_cols says " +
-                           std::to_string(gemm_row_stats_cols(kernels, x.dtype, p.geometry.N)));
-  }
-  if (p.row_stats)
+    if (gemm_row_stats_cols(kernels, x.dtype, p.geometry.N) == 0)
+      throw internal_error(std::string(op) + ": row statistics where gemm_row_stats_cols says none");
     for (const Tensor* in : {&x, &w, p.bias, p.residual, p.ln_colsum, p.ln_parts, &y})
       if (in && same_buffer(*p.row_stats, in))
         throw invalid_argument(std::string(op) + ": row statistics " + p.row_stats->describe() + " alias " +
                                in->describe());
+  }
   for (const Tensor* in : {&x, &w, p.bias, p.residual, p.ln_colsum, p.ln_parts})
     if (in && same_buffer(y, in))
       throw invalid_argument(std::string(op) + ": output " + y.describe() + " aliases input " + in->describe());
@@ -690,8 +687,6 @@ void record_gemm(Kernels& kernels, vk::Recording& rec, const char* op, const Gem
     const uint32_t row_tiles = div_up(push.M, tile), col_tiles = div_up(push.N, tile);
     const uint32_t splits = split_k_count(kernels, uint64_t{row_tiles} * col_tiles, push.K);
     const uint32_t k_chunk = splits_k(splits, row_tiles) ? split_k_chunk(push.K, splits) : 0;
-    if (p.ln_colsum || p.row_stats)
-      throw internal_error(std::string(op) + ": row statistics on the tiled portable kernel");
     const vk::Pipeline& pipe = kernels.pipeline(tiled_portable_variant(base, tile, packed), kGemmBindings, sizeof push,
                                                 tiled_gemm_spec(kernels, push, p.conv, k_chunk, false));
     record_tiles(kernels, rec, pipe, bindings, push, row_tiles, col_tiles, splits, x.dtype, shape);

@@ -43,10 +43,9 @@ struct GemmProblem {
   // of geometry.ln_part_cols columns (kernels::RowStats) and geometry.ln_eps.
   const Tensor* ln_colsum = nullptr;
   const Tensor* ln_parts = nullptr;
-  // kernels::RowStats: the output rows' statistics written in parts of row_stats_cols columns
-  // (dense, K unsplit, no GEGLU; only where gemm_row_stats_cols says that many).
+  // kernels::RowStats: the output rows' statistics written in parts of gemm_row_stats_cols
+  // columns (dense, K unsplit, no GEGLU; only where that is not 0).
   const Tensor* row_stats = nullptr;
-  uint32_t row_stats_cols = 0;
   // kernels::linear_grouped: rows in groups of geometry.w_group_rows, each with its own weights
   // (every kernel but NV coopmat2's: gemm_groups_weights). linear_grouped, its one caller, checks
   // the route and the groups' row alignment.

@@ -29,6 +29,13 @@ void set_dense_geometry(detail::GemmProblem& p, const Tensor& x, const Tensor& w
   p.geometry.K = static_cast<uint32_t>(w.dim(1));
 }
 
+// Checks row statistics `st` (RowStats) for `rows` rows of width n in parts of `cols` columns.
+void check_row_stats(const char* op, const RowStats& st, int64_t rows, int64_t n, uint32_t cols) {
+  expect_shape(op, "row statistics", *st.parts, row_stats_shape(rows, n, cols));
+  if (st.parts->dtype != DType::F32)
+    throw invalid_argument(std::string(op) + ": row statistics " + st.parts->describe() + " must be F32");
+}
+
 // Adds the input LayerNorm to p (NormalizedInput), after checking what it needs.
 void set_normalized_input(const char* op, const Kernels& kernels, detail::GemmProblem& p, const NormalizedInput& norm) {
   const Tensor& w = *p.w;
@@ -42,9 +49,7 @@ void set_normalized_input(const char* op, const Kernels& kernels, detail::GemmPr
   if (!st.parts || st.cols == 0 || w.dim(1) % st.cols != 0)
     throw invalid_argument(std::string(op) + ": a NormalizedInput needs the input's row statistics in parts that " +
                            "divide its " + std::to_string(w.dim(1)) + " columns");
-  expect_shape(op, "row statistics", *st.parts, row_stats_shape(p.geometry.M, w.dim(1), st.cols));
-  if (st.parts->dtype != DType::F32)
-    throw invalid_argument(std::string(op) + ": row statistics " + st.parts->describe() + " must be F32");
+  check_row_stats(op, st, p.geometry.M, w.dim(1), st.cols);
   if (!linear_normalizes(kernels, p.x->dtype, w.dim(0), w.dim(1)))
     throw unsupported(std::string(op) + ": weight " + w.describe() + " on this route: the input LayerNorm needs " +
                       "a kernel that merges row statistics (linear_normalizes)");
@@ -63,11 +68,8 @@ void set_row_stats(const char* op, const Kernels& kernels, detail::GemmProblem& 
   if (!st.parts || st.cols != cols)
     throw invalid_argument(std::string(op) + ": row statistics in parts of " + std::to_string(st.cols) +
                            " columns where this route writes parts of " + std::to_string(cols));
-  expect_shape(op, "row statistics", *st.parts, row_stats_shape(p.geometry.M, p.w->dim(0), cols));
-  if (st.parts->dtype != DType::F32)
-    throw invalid_argument(std::string(op) + ": row statistics " + st.parts->describe() + " must be F32");
+  check_row_stats(op, st, p.geometry.M, p.w->dim(0), cols);
   p.row_stats = st.parts;
-  p.row_stats_cols = cols;
 }
 
 } // namespace
