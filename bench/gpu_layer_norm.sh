@@ -4,6 +4,7 @@
 # bench/stage_gpu_bins.sh; test_kernels, zero123pp-bench-e2e and zero123pp-bench-make-model are
 # what this runs) and .ref (../shared/gpu/README.md; or .gpu/ref.tar.xz, a tar of it).
 #   bench/gpu_layer_norm.sh   # ~4 minutes on an H100
+#   Z123_LN_ROUNDS=0 bench/gpu_layer_norm.sh   # no timing rounds (bench/gpu_baselines.sh has them)
 # Kernel tests of the GEMMs and norms under the validation layer; three rotated rounds of three
 # images each way; the level profile each way (Z123_PROFILE_LEVELS=1); one image under the
 # validation layer; end-to-end parity fp16 both ways and fp32 with Z123_GEMM_LN=1.
@@ -17,7 +18,7 @@ stage "kernel tests with validation"
 Z123_TEST_DEVICE=NVIDIA with_validation timeout 200 $B/test_kernels \
     --gtest_filter='*NormalizedInput*:*LayerNorm*:LinearArgs.*:*Linear.*' > "$OUT/kernel-tests.txt" 2>&1
 echo "test_kernels rc=$?"; grep -E "^\[  (PASSED|FAILED) |FAILED  \]|VUID" "$OUT/kernel-tests.txt" | head -20
-for round in 1 2 3; do
+for round in $(seq 1 "${Z123_LN_ROUNDS:-3}"); do
   order="1 0"; [ $round = 2 ] && order="0 1"
   for ln in $order; do
     stage "round $round, Z123_GEMM_LN=$ln"
