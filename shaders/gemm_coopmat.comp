@@ -92,7 +92,14 @@ layout(constant_id = 9) const bool GROUPED = false;
 #define STG (WN / 4 + 1)
 #define EPI_UNITS (WARPS_M * WARPS_N * CM_M * STG)
 #define EPI_RUNS_PER_LANE ((CM_M * (WN / 8) + SUBGROUP_SIZE - 1) / SUBGROUP_SIZE) // 8-column runs
-shared uvec4 smem[STAGES * STAGE_UNITS];
+// The tiles, and after the loop the epilogue staging, which for wide subgroup blocks with short K
+// steps (128 x 256 at BK 32) outgrows them.
+#if EPI_UNITS > STAGES * STAGE_UNITS
+#define SMEM_UNITS EPI_UNITS
+#else
+#define SMEM_UNITS (STAGES * STAGE_UNITS)
+#endif
+shared uvec4 smem[SMEM_UNITS];
 // GEMM_LN_INPUT: the tile rows' (mean, rstd), from ln_load_rows() to the epilogue.
 shared vec2 ln_rows[BM];
 // Invocations that merge one row's parts: consecutive lanes, as many as the workgroup holds per

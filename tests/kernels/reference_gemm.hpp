@@ -12,7 +12,9 @@
 
 #include <memory>
 
+#include "kernels/gemm_dispatch.hpp"
 #include "support/vk_env.hpp"
+#include "vk/shader_table.hpp"
 #include "z123/kernels/conv2d.hpp"
 #include "z123/kernels/kernels.hpp"
 #include "z123/kernels/linear.hpp"
@@ -102,6 +104,29 @@ protected:
       use_tuning(t);
       checks();
     }
+  }
+  // Runs `checks` once per KHR tiling this build embeds (Z123_GEMM_TILE: every name of
+  // kernels::detail::khr_tiling_names(), the bench-only ones where Z123_BENCH_VARIANTS built them),
+  // each pinned through the device's knobs and named in the test's trace. The rule picks some
+  // tilings only at shapes far larger than a test's (128 x 256 for convolutions of 1,024+
+  // workgroups), so without this they run first in a model. Skipped off the KHR path, where the
+  // knob does not apply.
+  template <typename Checks>
+  void for_each_khr_tiling(Checks checks) {
+    if (GetParam().path != kernels::Path::KhrCoopMat) GTEST_SKIP() << "the KHR tilings apply to the KHR path only";
+    int ran = 0;
+    for (const std::string& name : kernels::detail::khr_tiling_names()) {
+      bool built = true;
+      for (const std::string& v : kernels::detail::khr_tiling_variants(name)) built = built && vk::find_shader(v);
+      if (!built) continue;
+      SCOPED_TRACE("Z123_GEMM_TILE=" + name);
+      Tuning t = device().tuning();
+      t.gemm_tile = name;
+      use_tuning(t);
+      checks();
+      ++ran;
+    }
+    EXPECT_GE(ran, 3) << "the rule's tilings are always built";
   }
   std::unique_ptr<kernels::Kernels> kernels_;
 };

@@ -151,6 +151,15 @@ TEST_P(Conv2d, EveryFixedGeometry) {
     check({1, 7, 9, 24, 40, 1, 1}, kernels::conv_pad(0), true, true, Epilogue::None);
   });
 }
+// Every KHR tiling (for_each_khr_tiling; the VAE decoder's large convolutions take 128 x 256
+// tiles, which no smaller shape gets from the rule): the tile loader's cases, and whole 128 x 256
+// tiles with partial ones beside them in both directions.
+TEST_P(Conv2d, EveryKhrTiling) {
+  for_each_khr_tiling([&] {
+    check_tile_loader_cases();
+    check({1, 20, 24, 40, 264, 3, 3}, kernels::conv_pad(1), true, true, Epilogue::Silu);
+  });
+}
 TEST_P(Conv2d, Stride2WideTilesGelu) {
   Tuning wide = device().tuning();
   wide.gemm_cm2_tile_n = 256;

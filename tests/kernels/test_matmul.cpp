@@ -445,6 +445,23 @@ TEST_P(Linear, EveryFixedGeometry) {
   });
 }
 
+// Every KHR tiling (for_each_khr_tiling; the rule picks some only at a model's sizes): partial
+// row and column tiles past a whole 128 x 256 tile, the GELU and GEGLU epilogues with bias and
+// residual, and the row statistics written and read (the LayerNorm inside the GEMMs).
+TEST_P(Linear, EveryKhrTiling) {
+  for_each_khr_tiling([&] {
+    check({300}, 136, 260, true, true, Epilogue::None);
+    check({2, 150}, 96, 320, true, true, Epilogue::Gelu);
+    check_geglu({2, 150}, 64, 160, true);
+    Tuning t = device().tuning();
+    t.gemm_tile = kernels_->tuning().gemm_tile;
+    t.gemm_layer_norm = true;
+    use_tuning(t);
+    check_normalized({300}, 64, 260, false, false, 20.0f);
+    check_normalized({2, 70}, 128, 96, true, true, 0.5f);
+  });
+}
+
 INSTANTIATE_TEST_SUITE_P(Gemm, Linear, ::testing::ValuesIn(test::gemm_test_cases()),
                          [](const auto& param_info) { return test::gemm_case_name(param_info.param); });
 
