@@ -39,9 +39,9 @@ struct Tuning {
   bool gemm_split_k = true;
   // Z123_GEMM_LN=1: the transformer blocks' LayerNorms inside the projections that read them
   // (kernels::linear_normalizes), from row statistics that the GEMMs writing their input leave
-  // (kernels::RowStats), instead of a pass of their own. Off by default: the form measured, with
-  // the statistics gathered in the consuming GEMMs' loops, made an H100's step 30.45-30.50 ms
-  // against 29.75-29.86 (bench/NOTES.md session 34); the current one is not measured yet.
+  // (kernels::RowStats), instead of a pass of their own. Off by default: on an H100 it made the
+  // step 30.18-30.29 ms against 29.90-30.07 (bench/NOTES.md session 36), and 30.45-30.50 against
+  // 29.75-29.86 in session 34's form, which gathered the statistics in the consuming GEMMs' loops.
   bool gemm_layer_norm = false;
   // Z123_GEMM_CM2_TILE_N=128|256: the NV coopmat2 GEMM's tile width; 0: chosen per shape.
   uint32_t gemm_cm2_tile_n = 0;
