@@ -170,6 +170,9 @@ TEST_F(Dispatch, LevelProfileHasALinePerLevel) {
     device().run(rec);
     rec.fold_profile(profiler);
   }
+  // The main queue's idle time between the two passes, consecutive submissions: one gap.
+  EXPECT_EQ(profiler.pass_gaps(), 1u);
+  EXPECT_GE(profiler.pass_gap_ms(), 0.0);
   // Read from the profiler itself: its printed table sums lines below 1% of the total.
   const std::string fill = "fill_u32 [" + std::to_string(groups) + "x1x1]";
   for (const std::string& line :
@@ -177,6 +180,28 @@ TEST_F(Dispatch, LevelProfileHasALinePerLevel) {
         std::string("level 2: | copy")})
     EXPECT_EQ(profiler.calls(line), 2u) << line;
   EXPECT_EQ(profiler.labels(), 3u);
+  // After another recording's submission in between, the next pass adds no gap.
+  const uint64_t before = rec.last_submit;
+  vk::Recording other(device());
+  other.fill(bz, 0);
+  device().run(other);
+  device().run(rec);
+  EXPECT_EQ(rec.last_submit, before + 2);
+  rec.fold_profile(profiler);
+  EXPECT_EQ(profiler.pass_gaps(), 1u) << "a pass after another submission is not consecutive";
+}
+
+// Profiler::add_pass sums the time between passes that are consecutive submissions only.
+TEST(Profiler, GapsBetweenConsecutivePassesOnly) {
+  vk::Profiler p;
+  p.add_pass(7, 10.0, 12.0);
+  p.add_pass(8, 12.5, 14.0);   // 0.5 after the one before
+  p.add_pass(10, 20.0, 21.0);  // submission 9 came between: no gap
+  p.add_pass(11, 21.25, 22.0); // 0.25
+  p.add_pass(12, 21.9, 23.0);  // began before the last ended (timestamps' resolution): counted as 0
+  EXPECT_EQ(p.pass_gaps(), 3u);
+  EXPECT_DOUBLE_EQ(p.pass_gap_ms(), 0.75);
+  EXPECT_TRUE(p.empty()) << "gaps are kept apart from the table";
 }
 
 TEST_F(Dispatch, RecordingReplaysAndFillRestartsEachTime) {

@@ -24,6 +24,29 @@ void Profiler::add(const std::string& label, double ms) {
   e.total_ms += ms;
 }
 
+void Profiler::add_pass(uint64_t submission, double start_ms, double end_ms) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (have_pass_ && submission == last_submission_ + 1) {
+    const double gap = std::max(0.0, start_ms - last_end_ms_);
+    gaps_++;
+    gap_total_ms_ += gap;
+    gap_longest_ms_ = std::max(gap_longest_ms_, gap);
+  }
+  have_pass_ = true;
+  last_submission_ = submission;
+  last_end_ms_ = end_ms;
+}
+
+uint64_t Profiler::pass_gaps() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return gaps_;
+}
+
+double Profiler::pass_gap_ms() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return gap_total_ms_;
+}
+
 uint64_t Profiler::calls(const std::string& label) const {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = entries_.find(label);
@@ -65,6 +88,12 @@ void Profiler::print(std::FILE* out, const std::string& title) const {
   if (rest_calls)
     std::fprintf(out, "%10.3f %5.1f%% %8llu %10s  (the rest)\n", total - shown, 100 * (total - shown) / total,
                  static_cast<unsigned long long>(rest_calls), "");
+  if (gaps_)
+    std::fprintf(out,
+                 "== main queue idle between consecutive level-ordered passes: %.3f ms in %llu gaps "
+                 "(mean %.1f us, longest %.1f us)\n",
+                 gap_total_ms_, static_cast<unsigned long long>(gaps_),
+                 1000 * gap_total_ms_ / static_cast<double>(gaps_), 1000 * gap_longest_ms_);
 }
 
 } // namespace z123::vk

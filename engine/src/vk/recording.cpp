@@ -235,7 +235,7 @@ void Recording::profile_mark(const std::string& label) {
   });
 }
 
-std::vector<double> Recording::timestamps_ms(VkQueryPool pool, size_t count) const {
+std::vector<double> Recording::timestamps_ms(VkQueryPool pool, size_t count, double* first_ms) const {
   std::vector<uint64_t> ticks(count);
   check(vkGetQueryPoolResults(device_.handle(), pool, 0, static_cast<uint32_t>(count), count * sizeof(uint64_t),
                               ticks.data(), sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
@@ -243,6 +243,7 @@ std::vector<double> Recording::timestamps_ms(VkQueryPool pool, size_t count) con
   const double period_ms = device_.info().timestamp_period_ns * 1e-6;
   std::vector<double> ms(count);
   for (size_t i = 0; i < count; ++i) ms[i] = static_cast<double>(ticks[i] - ticks[0]) * period_ms;
+  if (first_ms) *first_ms = static_cast<double>(ticks[0]) * period_ms;
   return ms;
 }
 
@@ -255,6 +256,11 @@ void Recording::fold_profile(Profiler& profiler) const {
   };
   fold(profile_queries_, profile_labels_);
   fold(level_queries_, level_labels_);
+  if (level_queries_ && !level_labels_.empty()) { // query 0 before the first level, the last after the last
+    double start = 0;
+    const std::vector<double> t = timestamps_ms(level_queries_, level_labels_.size() + 1, &start);
+    profiler.add_pass(last_submit, start, start + t.back());
+  }
 }
 
 void Recording::copy(const Buffer& src, const Buffer& dst, VkDeviceSize bytes, VkDeviceSize src_offset,

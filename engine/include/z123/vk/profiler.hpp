@@ -28,6 +28,15 @@ public:
   static bool levels_requested();
 
   void add(const std::string& label, double ms);
+  // Z123_PROFILE_LEVELS: a level-ordered pass, submission `submission` of the main queue's
+  // timeline, ran from start_ms to end_ms of device time. Where the pass before it was the
+  // submission just before, the time between the two (the queue idle: waiting on the side queue's
+  // work or for the host's next submission) is summed apart from the table, which holds time in
+  // levels only: a level that removes work from the main queue can lengthen this wait instead.
+  void add_pass(uint64_t submission, double start_ms, double end_ms);
+  // The gaps add_pass summed: how many, and their total in milliseconds.
+  uint64_t pass_gaps() const;
+  double pass_gap_ms() const;
   bool empty() const;
   // How many intervals were added under `label` (0 for none), and under how many labels in all.
   uint64_t calls(const std::string& label) const;
@@ -42,6 +51,10 @@ private:
   };
   mutable std::mutex mutex_;
   std::map<std::string, Entry> entries_;
+  bool have_pass_ = false;
+  uint64_t last_submission_ = 0;
+  double last_end_ms_ = 0, gap_total_ms_ = 0, gap_longest_ms_ = 0;
+  uint64_t gaps_ = 0;
 };
 
 } // namespace z123::vk

@@ -100,8 +100,9 @@ private:
              std::function<void(VkCommandBuffer)> command, const std::string& label);
   void defer(std::function<void(VkCommandBuffer)> command);
   void profile_mark(const std::string& label);
-  // The first `count` queries of `pool`, in milliseconds after the first (waits for them).
-  std::vector<double> timestamps_ms(VkQueryPool pool, size_t count) const;
+  // The first `count` queries of `pool`, in milliseconds after the first (waits for them); the
+  // first's own time in milliseconds of device time into `first_ms` where given.
+  std::vector<double> timestamps_ms(VkQueryPool pool, size_t count, double* first_ms = nullptr) const;
   VkDescriptorSet allocate_set(VkDescriptorSetLayout layout, uint32_t buffers);
 
   Device& device_;
