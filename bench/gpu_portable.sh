@@ -32,5 +32,5 @@ make_golden
 for p in f16 f32; do
   timeout 150 $B/zero123pp-bench-e2e /tmp/v12py /tmp/e2e/pipeline_input.png --golden /tmp/e2e/pipeline.safetensors \
     --runs 0 --precision $p > "$OUT/parity-portable-$p.txt" 2>&1
-  echo "parity portable $p: $(grep -E 'step 28|uint8' "$OUT/parity-portable-$p.txt" | tr -s ' ' | tr '\n' ' ')"
+  echo "parity portable $p: $(grep -E 'step 28|uint8|^parity:' "$OUT/parity-portable-$p.txt" | tr -s ' ' | tr '\n' ' ')"
 done

@@ -26,5 +26,5 @@ make_golden
 for s in $SHAPES; do
   Z123_COOPMAT_SHAPE=$s timeout 120 $B/zero123pp-bench-e2e /tmp/v12py /tmp/e2e/pipeline_input.png \
     --golden /tmp/e2e/pipeline.safetensors --runs 0 > "$OUT/parity-$s.txt" 2>&1
-  echo "parity $s: $(grep -E 'step 28|uint8' "$OUT/parity-$s.txt" | tr -s ' ' | tr '\n' ' ')"
+  echo "parity $s: $(grep -E 'step 28|uint8|^parity:' "$OUT/parity-$s.txt" | tr -s ' ' | tr '\n' ' ')"
 done
