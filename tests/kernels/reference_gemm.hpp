@@ -114,6 +114,9 @@ protected:
   template <typename Checks>
   void for_each_khr_tiling(Checks checks) {
     if (GetParam().path != kernels::Path::KhrCoopMat) GTEST_SKIP() << "the KHR tilings apply to the KHR path only";
+    const kernels::CoopmatShape* shape = kernels_->khr_gemm_shape();
+    if (!shape || *shape->suffix) // gemm_dispatch.cpp khr_tilings_apply
+      GTEST_SKIP() << "the KHR tilings are built for the default fragment shape only";
     int ran = 0;
     for (const std::string& name : kernels::detail::khr_tiling_names()) {
       bool built = true;
