@@ -248,19 +248,17 @@ std::vector<double> Recording::timestamps_ms(VkQueryPool pool, size_t count, dou
 }
 
 void Recording::fold_profile(Profiler& profiler) const {
-  // Interval i of `labels` ends at query i + 1 of `pool`.
-  auto fold = [&](VkQueryPool pool, const std::vector<std::string>& labels) {
+  // Interval i of `labels` ends at query i + 1 of `pool`. A level-ordered pass also reports its
+  // span (query 0 before its first level, the last after its last) for the queue's idle time.
+  auto fold = [&](VkQueryPool pool, const std::vector<std::string>& labels, bool pass) {
     if (!pool || labels.empty()) return;
-    const std::vector<double> t = timestamps_ms(pool, labels.size() + 1);
-    for (size_t i = 0; i < labels.size(); ++i) profiler.add(labels[i], t[i + 1] - t[i]);
-  };
-  fold(profile_queries_, profile_labels_);
-  fold(level_queries_, level_labels_);
-  if (level_queries_ && !level_labels_.empty()) { // query 0 before the first level, the last after the last
     double start = 0;
-    const std::vector<double> t = timestamps_ms(level_queries_, level_labels_.size() + 1, &start);
-    profiler.add_pass(last_submit, start, start + t.back());
-  }
+    const std::vector<double> t = timestamps_ms(pool, labels.size() + 1, &start);
+    for (size_t i = 0; i < labels.size(); ++i) profiler.add(labels[i], t[i + 1] - t[i]);
+    if (pass) profiler.add_pass(last_submit, start, start + t.back());
+  };
+  fold(profile_queries_, profile_labels_, false);
+  fold(level_queries_, level_labels_, true);
 }
 
 void Recording::copy(const Buffer& src, const Buffer& dst, VkDeviceSize bytes, VkDeviceSize src_offset,
